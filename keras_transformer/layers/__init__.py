@@ -1,0 +1,26 @@
+"""Keras layers of the Transformer, one concept per module."""
+
+from keras_transformer.layers.attention import MultiHeadAttention
+from keras_transformer.layers.decoder import TransformerDecoderLayer
+from keras_transformer.layers.embedding import TokenEmbedding, validate_token_ids
+from keras_transformer.layers.encoder import TransformerEncoderLayer
+from keras_transformer.layers.feed_forward import PositionwiseFeedForward
+from keras_transformer.layers.masks import PaddingMask
+from keras_transformer.layers.positional_encoding import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    sinusoidal_encoding,
+)
+
+__all__ = [
+    "LearnedPositionalEmbedding",
+    "MultiHeadAttention",
+    "PaddingMask",
+    "PositionwiseFeedForward",
+    "SinusoidalPositionalEncoding",
+    "TokenEmbedding",
+    "TransformerDecoderLayer",
+    "TransformerEncoderLayer",
+    "sinusoidal_encoding",
+    "validate_token_ids",
+]

@@ -1,0 +1,267 @@
+"""Multi-head scaled dot-product attention (paper §3.2)."""
+
+import math
+
+import keras
+from keras import ops
+
+from keras_transformer.layers.masks import causal_mask, merge_attention_masks
+
+
+@keras.saving.register_keras_serializable(package="keras_transformer")
+class MultiHeadAttention(keras.layers.Layer):
+    """Multi-head scaled dot-product attention, §3.2 of the paper.
+
+    ``MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O`` with
+    ``head_i = softmax(Q W_i^Q (K W_i^K)^T / sqrt(d_k)) V W_i^V`` and
+    ``d_k = d_v = d_model / h``. The per-head projections are stored as one
+    fused kernel: ``(d_model, 3 * d_model)`` for self-attention (Q, K and V
+    in one matmul) and ``(d_model, d_model)`` + ``(d_model, 2 * d_model)``
+    for encoder-decoder attention, where K and V come from the encoder.
+
+    The hot path calls `keras.ops.dot_product_attention`, which dispatches to
+    the fused kernel of each backend (cuDNN / flash attention on GPU where the
+    backend has one). When attention weights are requested the layer computes
+    them explicitly instead (for plotting; slower).
+
+    Masks: ``padding_mask`` (True on real keys, shape ``(batch, key_length)``)
+    and ``use_causal_mask`` are combined with a logical AND. A query row whose
+    keys are all masked (e.g. an all-padding source) attends to nothing: its
+    output is exactly zero, and outputs and gradients stay finite.
+
+    Cached decoding: pass ``cache`` (a tensor ``(batch, 2, cache_length,
+    num_heads, head_dim)`` holding keys and values) and, for self-attention,
+    ``cache_index`` (position of the first query token). Self-attention writes
+    the new keys/values into the cache at ``cache_index`` and attends to the
+    positions ``<= cache_index + t``; encoder-decoder attention reads the
+    cache built once by `compute_key_value_cache` and leaves it unchanged.
+    The layer then returns ``(outputs, cache)``.
+
+    Args:
+        d_model: int. Model width; inputs and outputs have this last dim.
+        num_heads: int. Number of heads ``h``; must divide ``d_model``.
+        self_attention: bool. True for self-attention (query, keys and
+            values from the same sequence; fused QKV projection), False for
+            encoder-decoder attention. Defaults to True.
+        use_bias: bool. Whether the projections have biases. Defaults to True.
+        kernel_initializer: initializer for the projection kernels.
+            Defaults to "glorot_uniform".
+
+    Call arguments:
+        query: float tensor ``(batch, query_length, d_model)``.
+        key_value: float tensor ``(batch, key_length, d_model)``; for
+            encoder-decoder attention only (ignored when a cache is given).
+        padding_mask: optional boolean ``(batch, key_length)``, True on keys
+            that may be attended to.
+        use_causal_mask: bool. Mask keys after each query position.
+        cache: optional key/value cache, see above.
+        cache_index: int scalar (tensor or Python int); the position of the
+            first query token inside the self-attention cache.
+        return_attention_scores: bool. Also return the attention weights
+            ``(batch, num_heads, query_length, key_length)``.
+
+    Example:
+    >>> attention = MultiHeadAttention(d_model=64, num_heads=4)
+    >>> x = np.random.rand(2, 5, 64).astype("float32")
+    >>> attention(x, use_causal_mask=True).shape
+    (2, 5, 64)
+
+    References:
+        Vaswani et al., 2017, "Attention Is All You Need", §3.2.
+    """
+
+    def __init__(
+        self,
+        d_model,
+        num_heads,
+        self_attention=True,
+        use_bias=True,
+        kernel_initializer="glorot_uniform",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if d_model <= 0 or num_heads <= 0:
+            raise ValueError(
+                "d_model and num_heads must be positive. "
+                f"Received: d_model={d_model}, num_heads={num_heads}"
+            )
+        if d_model % num_heads != 0:
+            raise ValueError(
+                "d_model must be divisible by num_heads (d_k = d_model / h). "
+                f"Received: d_model={d_model}, num_heads={num_heads}"
+            )
+        self.d_model = int(d_model)
+        self.num_heads = int(num_heads)
+        self.head_dim = self.d_model // self.num_heads
+        self.self_attention = bool(self_attention)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+
+    def _dense(self, units, name):
+        return keras.layers.Dense(
+            units,
+            use_bias=self.use_bias,
+            kernel_initializer=self.kernel_initializer,
+            dtype=self.dtype_policy,
+            name=name,
+        )
+
+    def build(self, query_shape, key_value_shape=None):
+        if query_shape[-1] is not None and query_shape[-1] != self.d_model:
+            raise ValueError(
+                f"{self.name}: the query's last dimension must equal d_model="
+                f"{self.d_model}. Received query shape {tuple(query_shape)}"
+            )
+        if self.self_attention:
+            self.qkv_dense = self._dense(3 * self.d_model, "qkv")
+            self.qkv_dense.build(query_shape)
+        else:
+            self.query_dense = self._dense(self.d_model, "query")
+            self.query_dense.build(query_shape)
+            self.key_value_dense = self._dense(2 * self.d_model, "key_value")
+            self.key_value_dense.build(
+                key_value_shape
+                if key_value_shape is not None
+                else query_shape
+            )
+        self.output_dense = self._dense(self.d_model, "output")
+        self.output_dense.build(query_shape[:-1] + (self.d_model,))
+        self.built = True
+
+    # (batch, time, n * d_model) -> n tensors (batch, time, heads, head_dim)
+    def _split_heads(self, x, n):
+        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        x = ops.reshape(x, (batch, length, n, self.num_heads, self.head_dim))
+        return [x[:, :, i] for i in range(n)]
+
+    def compute_key_value_cache(self, key_value):
+        """Keys and values of the encoder output, computed once for decoding.
+
+        Returns a tensor ``(batch, 2, key_length, num_heads, head_dim)``.
+        """
+        if self.self_attention:
+            raise ValueError(
+                "compute_key_value_cache is for encoder-decoder attention; a "
+                "self-attention cache starts as zeros (see "
+                "`Transformer.build_cache`)."
+            )
+        key, value = self._split_heads(self.key_value_dense(key_value), 2)
+        return ops.stack([key, value], axis=1)
+
+    def call(
+        self,
+        query,
+        key_value=None,
+        padding_mask=None,
+        use_causal_mask=False,
+        cache=None,
+        cache_index=None,
+        return_attention_scores=False,
+        training=None,
+    ):
+        query_length = ops.shape(query)[1]
+        causal_offset = 0
+        if self.self_attention:
+            q, k, v = self._split_heads(self.qkv_dense(query), 3)
+            if cache is not None:
+                if cache_index is None:
+                    raise ValueError(
+                        "A self-attention cache needs `cache_index`, the "
+                        "position of the first query token."
+                    )
+                start = [0, 0, cache_index, 0, 0]
+                cache = ops.slice_update(
+                    cache, start, ops.stack([k, v], axis=1)
+                )
+                k, v = cache[:, 0], cache[:, 1]
+                causal_offset = cache_index
+                # Keys past the current position are zeros not yet written;
+                # the causal mask hides them.
+                use_causal_mask = True
+        else:
+            # (batch, time, d_model) -> (batch, time, heads, head_dim)
+            q = ops.reshape(
+                self.query_dense(query),
+                (ops.shape(query)[0], query_length, self.num_heads, self.head_dim),
+            )
+            if cache is not None:
+                k, v = cache[:, 0], cache[:, 1]
+            else:
+                if key_value is None:
+                    raise ValueError(
+                        "Encoder-decoder attention needs `key_value` (the "
+                        "encoder output) or a cache."
+                    )
+                k, v = self._split_heads(self.key_value_dense(key_value), 2)
+        key_length = ops.shape(k)[1]
+
+        causal = None
+        if use_causal_mask:
+            causal = causal_mask(query_length, key_length, causal_offset)
+        mask = merge_attention_masks(padding_mask, causal)
+        any_valid = None
+        if mask is not None and padding_mask is not None:
+            # Rows whose keys are all masked would give NaN (0/0) in some
+            # backends' fused kernels. Let such rows attend everywhere (finite)
+            # and zero their output below.
+            mask = ops.broadcast_to(
+                mask, (ops.shape(q)[0], 1, query_length, key_length)
+            )
+            any_valid = ops.any(mask, axis=-1, keepdims=True)
+            mask = ops.logical_or(mask, ops.logical_not(any_valid))
+
+        scores = None
+        if return_attention_scores:
+            outputs, scores = self._attention_with_scores(q, k, v, mask)
+        else:
+            outputs = ops.dot_product_attention(
+                q, k, v, mask=mask, scale=1.0 / math.sqrt(self.head_dim)
+            )
+        if any_valid is not None:
+            # any_valid: (B, 1, T, 1) -> (B, T, 1, 1) to match (B, T, h, d)
+            keep = ops.transpose(any_valid, (0, 2, 1, 3))
+            outputs = ops.where(keep, outputs, ops.zeros_like(outputs))
+            if scores is not None:
+                scores = ops.where(any_valid, scores, ops.zeros_like(scores))
+        # (batch, time, heads, head_dim) -> (batch, time, d_model)
+        outputs = ops.reshape(
+            outputs, (ops.shape(q)[0], query_length, self.d_model)
+        )
+        outputs = self.output_dense(outputs)
+
+        results = (outputs,)
+        if return_attention_scores:
+            results += (scores,)
+        if cache is not None:
+            results += (cache,)
+        return results[0] if len(results) == 1 else results
+
+    def _attention_with_scores(self, q, k, v, mask):
+        # (batch, heads, query_time, key_time)
+        logits = ops.einsum("bthd,bshd->bhts", q, k) / math.sqrt(self.head_dim)
+        logits = ops.cast(logits, "float32")
+        if mask is not None:
+            logits = ops.where(mask, logits, ops.full_like(logits, -1e9))
+        weights = ops.softmax(logits, axis=-1)
+        outputs = ops.einsum(
+            "bhts,bshd->bthd", ops.cast(weights, v.dtype), v
+        )
+        return outputs, weights
+
+    def compute_output_shape(self, query_shape, key_value_shape=None):
+        return query_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "d_model": self.d_model,
+                "num_heads": self.num_heads,
+                "self_attention": self.self_attention,
+                "use_bias": self.use_bias,
+                "kernel_initializer": keras.initializers.serialize(
+                    self.kernel_initializer
+                ),
+            }
+        )
+        return config

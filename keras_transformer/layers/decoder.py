@@ -1,0 +1,199 @@
+"""One decoder layer (paper §3.1): masked self-attention, encoder-decoder
+attention and feed-forward."""
+
+import keras
+
+from keras_transformer.layers.attention import MultiHeadAttention
+from keras_transformer.layers.feed_forward import PositionwiseFeedForward
+from keras_transformer.layers.residual import (
+    ResidualBlock,
+    check_normalization_position,
+    make_layer_norm,
+)
+
+
+@keras.saving.register_keras_serializable(package="keras_transformer")
+class TransformerDecoderLayer(keras.layers.Layer):
+    """Decoder layer: masked self-attention, encoder-decoder attention, FFN.
+
+    Self-attention is always causal (position i sees positions <= i, §3.2.3);
+    the decoder padding mask is combined with it. Encoder-decoder attention
+    never attends to padded source positions. Residual wrapping is post-LN
+    (the paper's) or pre-LN, as in `TransformerEncoderLayer`.
+
+    Incremental decoding: pass ``self_attention_cache`` (``(batch, 2,
+    max_length, heads, head_dim)``), ``cross_attention_cache`` (from
+    `MultiHeadAttention.compute_key_value_cache` of the cross-attention on the
+    encoder output) and ``cache_index``; the layer then processes only the new
+    tokens and returns ``(outputs, updated_self_attention_cache)``.
+
+    Args:
+        d_model: int. Model width.
+        num_heads: int. Attention heads; must divide d_model.
+        d_ff: int. Feed-forward inner width.
+        dropout_rate: float in [0, 1). Residual dropout. Defaults to 0.1.
+        normalization_position: "post" (default, the paper's) or "pre".
+
+    Call arguments:
+        decoder_sequence: float ``(batch, target_length, d_model)``.
+        encoder_sequence: float ``(batch, source_length, d_model)``; not
+            needed when ``cross_attention_cache`` is given.
+        decoder_padding_mask: optional boolean ``(batch, target_length)``.
+        encoder_padding_mask: optional boolean ``(batch, source_length)``.
+        self_attention_cache, cross_attention_cache, cache_index: see above.
+        return_attention_scores: bool. Also return a dict with the
+            ``"self_attention"`` and ``"cross_attention"`` weights.
+
+    Example:
+    >>> layer = TransformerDecoderLayer(d_model=32, num_heads=4, d_ff=64)
+    >>> y = np.zeros((2, 5, 32), "float32"); x = np.zeros((2, 7, 32), "float32")
+    >>> layer(y, x).shape
+    (2, 5, 32)
+    """
+
+    def __init__(
+        self,
+        d_model,
+        num_heads,
+        d_ff,
+        dropout_rate=0.1,
+        normalization_position="post",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        check_normalization_position(normalization_position)
+        if not 0.0 <= dropout_rate < 1.0:
+            raise ValueError(
+                f"dropout_rate must be in [0, 1). Received: dropout_rate={dropout_rate}"
+            )
+        self.d_model = int(d_model)
+        self.num_heads = int(num_heads)
+        self.d_ff = int(d_ff)
+        self.dropout_rate = float(dropout_rate)
+        self.normalization_position = normalization_position
+        MultiHeadAttention(self.d_model, self.num_heads)
+        PositionwiseFeedForward(self.d_model, self.d_ff)
+
+    def build(self, decoder_sequence_shape, encoder_sequence_shape=None):
+        shape = tuple(decoder_sequence_shape)
+        if encoder_sequence_shape is None:
+            encoder_sequence_shape = shape
+        self.self_attention = MultiHeadAttention(
+            self.d_model,
+            self.num_heads,
+            self_attention=True,
+            dtype=self.dtype_policy,
+            name="self_attention",
+        )
+        self.self_attention.build(shape)
+        self.cross_attention = MultiHeadAttention(
+            self.d_model,
+            self.num_heads,
+            self_attention=False,
+            dtype=self.dtype_policy,
+            name="cross_attention",
+        )
+        self.cross_attention.build(shape, tuple(encoder_sequence_shape))
+        self.feed_forward = PositionwiseFeedForward(
+            self.d_model, self.d_ff, dtype=self.dtype_policy, name="feed_forward"
+        )
+        self.feed_forward.build(shape)
+        self.self_attention_norm = make_layer_norm(self, "self_attention_norm", shape)
+        self.cross_attention_norm = make_layer_norm(
+            self, "cross_attention_norm", shape
+        )
+        self.feed_forward_norm = make_layer_norm(self, "feed_forward_norm", shape)
+        self.dropout = keras.layers.Dropout(
+            self.dropout_rate, dtype=self.dtype_policy, name="dropout"
+        )
+        position = self.normalization_position
+        self._self_block = ResidualBlock(
+            self.self_attention_norm, self.dropout, position
+        )
+        self._cross_block = ResidualBlock(
+            self.cross_attention_norm, self.dropout, position
+        )
+        self._feed_forward_block = ResidualBlock(
+            self.feed_forward_norm, self.dropout, position
+        )
+        self.built = True
+
+    def call(
+        self,
+        decoder_sequence,
+        encoder_sequence=None,
+        decoder_padding_mask=None,
+        encoder_padding_mask=None,
+        self_attention_cache=None,
+        cross_attention_cache=None,
+        cache_index=None,
+        return_attention_scores=False,
+        training=None,
+    ):
+        use_cache = self_attention_cache is not None
+        if use_cache and cross_attention_cache is None:
+            raise ValueError(
+                "Cached decoding needs both self_attention_cache and "
+                "cross_attention_cache."
+            )
+        scores = {}
+        x = decoder_sequence
+
+        block = self._self_block
+        result = self.self_attention(
+            block.sublayer_input(x),
+            padding_mask=None if use_cache else decoder_padding_mask,
+            use_causal_mask=True,
+            cache=self_attention_cache,
+            cache_index=cache_index,
+            return_attention_scores=return_attention_scores,
+            training=training,
+        )
+        result = list(result) if isinstance(result, (tuple, list)) else [result]
+        attention = result.pop(0)
+        if return_attention_scores:
+            scores["self_attention"] = result.pop(0)
+        if use_cache:
+            self_attention_cache = result.pop(0)
+        x = block.output(x, attention, training)
+
+        block = self._cross_block
+        result = self.cross_attention(
+            block.sublayer_input(x),
+            key_value=encoder_sequence,
+            padding_mask=encoder_padding_mask,
+            cache=cross_attention_cache,
+            return_attention_scores=return_attention_scores,
+            training=training,
+        )
+        result = list(result) if isinstance(result, (tuple, list)) else [result]
+        attention = result.pop(0)
+        if return_attention_scores:
+            scores["cross_attention"] = result.pop(0)
+        x = block.output(x, attention, training)
+
+        block = self._feed_forward_block
+        x = block.output(x, self.feed_forward(block.sublayer_input(x)), training)
+
+        outputs = (x,)
+        if return_attention_scores:
+            outputs += (scores,)
+        if use_cache:
+            outputs += (self_attention_cache,)
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    def compute_output_shape(self, decoder_sequence_shape, encoder_sequence_shape=None):
+        return decoder_sequence_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "d_model": self.d_model,
+                "num_heads": self.num_heads,
+                "d_ff": self.d_ff,
+                "dropout_rate": self.dropout_rate,
+                "normalization_position": self.normalization_position,
+            }
+        )
+        return config

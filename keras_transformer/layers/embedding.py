@@ -1,0 +1,134 @@
+"""Token embeddings scaled by sqrt(d_model) and tied to the output projection (§3.4)."""
+
+import math
+
+import keras
+import numpy as np
+from keras import ops
+
+
+def validate_token_ids(token_ids, vocabulary_size, name="token_ids"):
+    """Raise a clear ValueError if concrete token ids fall outside the vocabulary.
+
+    Embedding lookups with out-of-range ids fail deep inside TensorFlow on
+    CPU, and silently clamp (JAX) or read garbage (GPU) elsewhere, so public
+    entry points that receive concrete ids (the `Translator`, the decoders)
+    call this first. Symbolic tensors are not checked.
+    """
+    try:
+        ids = np.asarray(keras.ops.convert_to_numpy(token_ids))
+    except Exception:  # symbolic / traced tensors cannot be checked here
+        return
+    if ids.size == 0:
+        return
+    if not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"{name} must be integers. Received dtype {ids.dtype}")
+    low, high = int(ids.min()), int(ids.max())
+    if low < 0 or high >= vocabulary_size:
+        raise ValueError(
+            f"{name} must be in [0, {vocabulary_size}) (vocabulary_size="
+            f"{vocabulary_size}). Received ids in [{low}, {high}]"
+        )
+
+
+@keras.saving.register_keras_serializable(package="keras_transformer")
+class TokenEmbedding(keras.layers.Layer):
+    """Token embedding multiplied by sqrt(d_model), reusable as the output layer.
+
+    The paper (§3.4) shares one weight matrix between the encoder input
+    embedding, the decoder input embedding and the pre-softmax linear
+    transformation, and multiplies the embeddings by sqrt(d_model). Calling
+    this layer with ``reverse=True`` computes logits ``x @ E^T`` with the same
+    matrix (in float32, so that softmax and the loss are stable under mixed
+    precision).
+
+    Written here rather than taken from keras-hub's `ReversibleEmbedding`
+    because the sqrt(d_model) scale and float32 logits must be part of the
+    layer for the model to match the paper under every dtype policy.
+
+    Args:
+        vocabulary_size: int. Number of token ids.
+        d_model: int. Embedding width.
+        scale: bool. Multiply embeddings by sqrt(d_model). Defaults to True.
+        embeddings_initializer: initializer. Defaults to a normal with
+            stddev d_model^-0.5, so that scaled embeddings have unit scale.
+
+    Call arguments:
+        inputs: int ids ``(batch, length)``, or with ``reverse=True`` float
+            hidden states ``(batch, length, d_model)``.
+        reverse: bool. Project hidden states to vocabulary logits.
+
+    Example:
+    >>> embedding = TokenEmbedding(vocabulary_size=100, d_model=16)
+    >>> h = embedding(np.array([[5, 6, 0]]))
+    >>> embedding(h, reverse=True).shape
+    (1, 3, 100)
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        d_model,
+        scale=True,
+        embeddings_initializer=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if vocabulary_size <= 0 or d_model <= 0:
+            raise ValueError(
+                "vocabulary_size and d_model must be positive. Received: "
+                f"vocabulary_size={vocabulary_size}, d_model={d_model}"
+            )
+        self.vocabulary_size = int(vocabulary_size)
+        self.d_model = int(d_model)
+        self.scale = bool(scale)
+        if embeddings_initializer is None:
+            embeddings_initializer = keras.initializers.RandomNormal(
+                stddev=self.d_model**-0.5
+            )
+        self.embeddings_initializer = keras.initializers.get(
+            embeddings_initializer
+        )
+
+    def build(self, inputs_shape=None):
+        self.embeddings = self.add_weight(
+            name="embeddings",
+            shape=(self.vocabulary_size, self.d_model),
+            initializer=self.embeddings_initializer,
+        )
+        self.built = True
+
+    def call(self, inputs, reverse=False):
+        if reverse:
+            kernel = ops.cast(self.embeddings, self.compute_dtype)
+            logits = ops.matmul(inputs, ops.transpose(kernel))
+            return ops.cast(logits, "float32")
+        outputs = ops.take(self.embeddings, ops.cast(inputs, "int32"), axis=0)
+        outputs = ops.cast(outputs, self.compute_dtype)
+        if self.scale:
+            outputs = outputs * ops.cast(math.sqrt(self.d_model), outputs.dtype)
+        return outputs
+
+    def compute_output_shape(self, input_shape, reverse=False):
+        if reverse:
+            return tuple(input_shape[:-1]) + (self.vocabulary_size,)
+        return tuple(input_shape) + (self.d_model,)
+
+    def compute_output_spec(self, inputs, reverse=False):
+        shape = self.compute_output_shape(inputs.shape, reverse)
+        dtype = "float32" if reverse else self.compute_dtype
+        return keras.KerasTensor(shape, dtype=dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocabulary_size": self.vocabulary_size,
+                "d_model": self.d_model,
+                "scale": self.scale,
+                "embeddings_initializer": keras.initializers.serialize(
+                    self.embeddings_initializer
+                ),
+            }
+        )
+        return config

@@ -1,0 +1,133 @@
+"""One encoder layer (paper §3.1): self-attention and feed-forward."""
+
+import keras
+
+from keras_transformer.layers.attention import MultiHeadAttention
+from keras_transformer.layers.feed_forward import PositionwiseFeedForward
+from keras_transformer.layers.residual import (
+    ResidualBlock,
+    check_normalization_position,
+    make_layer_norm,
+)
+
+
+@keras.saving.register_keras_serializable(package="keras_transformer")
+class TransformerEncoderLayer(keras.layers.Layer):
+    """Encoder layer: multi-head self-attention, then a feed-forward network.
+
+    Each sub-layer is wrapped as ``LayerNorm(x + Dropout(Sublayer(x)))``
+    (post-LN, the paper's §3.1 and §5.4) or, with
+    ``normalization_position="pre"``, as ``x + Dropout(Sublayer(LayerNorm(x)))``
+    (pre-LN, more stable for deep stacks; not the paper's; the model then
+    adds a final LayerNorm after the stack).
+
+    Args:
+        d_model: int. Model width.
+        num_heads: int. Attention heads; must divide d_model.
+        d_ff: int. Feed-forward inner width.
+        dropout_rate: float in [0, 1). Residual dropout P_drop. Defaults to 0.1.
+        normalization_position: "post" (default, the paper's) or "pre".
+
+    Call arguments:
+        encoder_sequence: float ``(batch, length, d_model)``.
+        encoder_padding_mask: optional boolean ``(batch, length)``, True on
+            real tokens; padded keys are never attended to.
+        return_attention_scores: bool. Also return the self-attention weights
+            ``(batch, heads, length, length)``.
+
+    Example:
+    >>> layer = TransformerEncoderLayer(d_model=32, num_heads=4, d_ff=64)
+    >>> layer(np.zeros((2, 7, 32), "float32")).shape
+    (2, 7, 32)
+    """
+
+    def __init__(
+        self,
+        d_model,
+        num_heads,
+        d_ff,
+        dropout_rate=0.1,
+        normalization_position="post",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        check_normalization_position(normalization_position)
+        if not 0.0 <= dropout_rate < 1.0:
+            raise ValueError(
+                f"dropout_rate must be in [0, 1). Received: dropout_rate={dropout_rate}"
+            )
+        self.d_model = int(d_model)
+        self.num_heads = int(num_heads)
+        self.d_ff = int(d_ff)
+        self.dropout_rate = float(dropout_rate)
+        self.normalization_position = normalization_position
+        # Fail at construction, not at build, on bad sizes.
+        MultiHeadAttention(self.d_model, self.num_heads)
+        PositionwiseFeedForward(self.d_model, self.d_ff)
+
+    def build(self, encoder_sequence_shape):
+        shape = tuple(encoder_sequence_shape)
+        self.self_attention = MultiHeadAttention(
+            self.d_model,
+            self.num_heads,
+            self_attention=True,
+            dtype=self.dtype_policy,
+            name="self_attention",
+        )
+        self.self_attention.build(shape)
+        self.feed_forward = PositionwiseFeedForward(
+            self.d_model, self.d_ff, dtype=self.dtype_policy, name="feed_forward"
+        )
+        self.feed_forward.build(shape)
+        self.self_attention_norm = make_layer_norm(self, "self_attention_norm", shape)
+        self.feed_forward_norm = make_layer_norm(self, "feed_forward_norm", shape)
+        self.dropout = keras.layers.Dropout(
+            self.dropout_rate, dtype=self.dtype_policy, name="dropout"
+        )
+        self._attention_block = ResidualBlock(
+            self.self_attention_norm, self.dropout, self.normalization_position
+        )
+        self._feed_forward_block = ResidualBlock(
+            self.feed_forward_norm, self.dropout, self.normalization_position
+        )
+        self.built = True
+
+    def call(
+        self,
+        encoder_sequence,
+        encoder_padding_mask=None,
+        return_attention_scores=False,
+        training=None,
+    ):
+        x = encoder_sequence
+        block = self._attention_block
+        attention = self.self_attention(
+            block.sublayer_input(x),
+            padding_mask=encoder_padding_mask,
+            return_attention_scores=return_attention_scores,
+            training=training,
+        )
+        if return_attention_scores:
+            attention, scores = attention
+        x = block.output(x, attention, training)
+        block = self._feed_forward_block
+        x = block.output(x, self.feed_forward(block.sublayer_input(x)), training)
+        if return_attention_scores:
+            return x, scores
+        return x
+
+    def compute_output_shape(self, encoder_sequence_shape):
+        return encoder_sequence_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "d_model": self.d_model,
+                "num_heads": self.num_heads,
+                "d_ff": self.d_ff,
+                "dropout_rate": self.dropout_rate,
+                "normalization_position": self.normalization_position,
+            }
+        )
+        return config

@@ -1,0 +1,415 @@
+"""The encoder-decoder Transformer as a functional `keras.Model` (paper §3)."""
+
+import keras
+from keras import ops
+
+from keras_transformer.layers.decoder import TransformerDecoderLayer
+from keras_transformer.layers.embedding import TokenEmbedding
+from keras_transformer.layers.encoder import TransformerEncoderLayer
+from keras_transformer.layers.masks import PaddingMask, padding_mask_from_ids
+from keras_transformer.layers.positional_encoding import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+)
+from keras_transformer.layers.residual import check_normalization_position
+from keras_transformer.presets import resolve_preset
+
+POSITIONAL_ENCODINGS = ("sinusoidal", "learned")
+
+
+def _check_positive(**sizes):
+    for name, value in sizes.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ValueError(f"{name} must be a positive int. Received: {name}={value!r}")
+
+
+@keras.saving.register_keras_serializable(package="keras_transformer")
+class Transformer(keras.Model):
+    """The Transformer of "Attention Is All You Need" (Vaswani et al., 2017).
+
+    A functional `keras.Model` built from `keras.Input`s (keras-hub Backbone
+    style), so ``get_config``/``from_config`` round-trip with the flat
+    arguments below and ``.keras`` files load under any backend.
+
+    Inputs: a dict ``{"encoder_token_ids": int (batch, source_length),
+    "decoder_token_ids": int (batch, target_length)}`` with padding id 0; the
+    padding masks are derived from the ids. Output: float32 logits
+    ``(batch, target_length, vocabulary_size)``. Decoder inputs are the target
+    shifted right (start token first); position i of the output predicts the
+    target token i.
+
+    By default the model is the paper's: post-LN sub-layers, sinusoidal
+    positions, one embedding matrix shared by encoder input, decoder input
+    and pre-softmax projection, embeddings scaled by sqrt(d_model), residual
+    dropout on each sub-layer output and on the embedding sums. There is no
+    dropout on attention weights (the paper describes none).
+
+    Args:
+        vocabulary_size: int. Size of the (shared) vocabulary; the target
+            vocabulary when ``share_embeddings=False``.
+        num_layers: int. N, layers in the encoder and in the decoder.
+        d_model: int. Model width.
+        num_heads: int. h; must divide d_model.
+        d_ff: int. Feed-forward inner width.
+        dropout_rate: float in [0, 1). P_drop.
+        share_embeddings: bool. Share one matrix between source and target
+            embeddings (§3.4). False gives the encoder its own embedding of
+            ``source_vocabulary_size`` ids (the decoder embedding stays tied
+            to the output projection). Defaults to True.
+        source_vocabulary_size: int. Only with ``share_embeddings=False``;
+            defaults to ``vocabulary_size``.
+        positional_encoding: "sinusoidal" (default, §3.5) or "learned"
+            (Table 3, row E).
+        max_length: int. Number of learned positions (only for "learned").
+            Defaults to 1024.
+        normalization_position: "post" (default, the paper's) or "pre"
+            (pre-LN; adds a final LayerNorm to the encoder and decoder).
+        dtype: dtype policy name or `keras.DTypePolicy`, e.g.
+            "mixed_bfloat16". Logits are float32 in every policy.
+
+    Example:
+    >>> model = Transformer.from_preset("tiny", vocabulary_size=100)
+    >>> inputs = {"encoder_token_ids": np.array([[5, 6, 7, 0]]),
+    ...           "decoder_token_ids": np.array([[2, 8, 9]])}
+    >>> model(inputs).shape
+    (1, 3, 100)
+
+    References:
+        Vaswani et al., 2017, "Attention Is All You Need", §3.
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        num_layers=6,
+        d_model=512,
+        num_heads=8,
+        d_ff=2048,
+        dropout_rate=0.1,
+        share_embeddings=True,
+        source_vocabulary_size=None,
+        positional_encoding="sinusoidal",
+        max_length=1024,
+        normalization_position="post",
+        dtype=None,
+        **kwargs,
+    ):
+        _check_positive(
+            vocabulary_size=vocabulary_size,
+            num_layers=num_layers,
+            d_model=d_model,
+            num_heads=num_heads,
+            d_ff=d_ff,
+        )
+        if d_model % num_heads:
+            raise ValueError(
+                "d_model must be divisible by num_heads (d_k = d_model / h). "
+                f"Received: d_model={d_model}, num_heads={num_heads}"
+            )
+        if not isinstance(dropout_rate, (int, float)) or not 0 <= dropout_rate < 1:
+            raise ValueError(
+                f"dropout_rate must be in [0, 1). Received: dropout_rate={dropout_rate!r}"
+            )
+        if positional_encoding not in POSITIONAL_ENCODINGS:
+            raise ValueError(
+                f"positional_encoding must be one of {POSITIONAL_ENCODINGS}. "
+                f"Received: positional_encoding={positional_encoding!r}"
+            )
+        check_normalization_position(normalization_position)
+        if share_embeddings and source_vocabulary_size not in (
+            None,
+            vocabulary_size,
+        ):
+            raise ValueError(
+                "source_vocabulary_size differs from vocabulary_size, which "
+                "needs share_embeddings=False. Received: "
+                f"vocabulary_size={vocabulary_size}, "
+                f"source_vocabulary_size={source_vocabulary_size}"
+            )
+        source_vocabulary_size = source_vocabulary_size or vocabulary_size
+        _check_positive(source_vocabulary_size=source_vocabulary_size)
+        if positional_encoding == "learned":
+            _check_positive(max_length=max_length)
+
+        # === Layers ===
+        self.token_embedding = TokenEmbedding(
+            vocabulary_size, d_model, dtype=dtype, name="token_embedding"
+        )
+        if share_embeddings:
+            self.source_embedding = self.token_embedding
+        else:
+            self.source_embedding = TokenEmbedding(
+                source_vocabulary_size,
+                d_model,
+                dtype=dtype,
+                name="source_token_embedding",
+            )
+
+        def position_layer(name):
+            if positional_encoding == "learned":
+                return LearnedPositionalEmbedding(max_length, dtype=dtype, name=name)
+            return SinusoidalPositionalEncoding(dtype=dtype, name=name)
+
+        self.encoder_position = position_layer("encoder_position")
+        self.decoder_position = position_layer("decoder_position")
+        self.encoder_embedding_dropout = keras.layers.Dropout(
+            dropout_rate, dtype=dtype, name="encoder_embedding_dropout"
+        )
+        self.decoder_embedding_dropout = keras.layers.Dropout(
+            dropout_rate, dtype=dtype, name="decoder_embedding_dropout"
+        )
+        layer_args = dict(
+            d_model=d_model,
+            num_heads=num_heads,
+            d_ff=d_ff,
+            dropout_rate=dropout_rate,
+            normalization_position=normalization_position,
+            dtype=dtype,
+        )
+        self.encoder_layers = [
+            TransformerEncoderLayer(**layer_args, name=f"encoder_layer_{i}")
+            for i in range(num_layers)
+        ]
+        self.decoder_layers = [
+            TransformerDecoderLayer(**layer_args, name=f"decoder_layer_{i}")
+            for i in range(num_layers)
+        ]
+        self.encoder_final_norm = self.decoder_final_norm = None
+        if normalization_position == "pre":
+            self.encoder_final_norm = keras.layers.LayerNormalization(
+                epsilon=1e-6, dtype=dtype, name="encoder_final_norm"
+            )
+            self.decoder_final_norm = keras.layers.LayerNormalization(
+                epsilon=1e-6, dtype=dtype, name="decoder_final_norm"
+            )
+
+        # === Functional model ===
+        encoder_token_ids = keras.Input(
+            shape=(None,), dtype="int32", name="encoder_token_ids"
+        )
+        decoder_token_ids = keras.Input(
+            shape=(None,), dtype="int32", name="decoder_token_ids"
+        )
+        encoder_padding_mask = PaddingMask(name="encoder_padding_mask")(
+            encoder_token_ids
+        )
+        decoder_padding_mask = PaddingMask(name="decoder_padding_mask")(
+            decoder_token_ids
+        )
+        encoder_output = self._encode(encoder_token_ids, encoder_padding_mask)
+        x = self._embed_target(decoder_token_ids)
+        for layer in self.decoder_layers:
+            x = layer(
+                x,
+                encoder_output,
+                decoder_padding_mask=decoder_padding_mask,
+                encoder_padding_mask=encoder_padding_mask,
+            )
+        if self.decoder_final_norm is not None:
+            x = self.decoder_final_norm(x)
+        logits = self.token_embedding(x, reverse=True)
+        super().__init__(
+            inputs={
+                "encoder_token_ids": encoder_token_ids,
+                "decoder_token_ids": decoder_token_ids,
+            },
+            outputs=logits,
+            dtype=dtype,
+            **kwargs,
+        )
+
+        # === Config ===
+        self.vocabulary_size = vocabulary_size
+        self.num_layers = num_layers
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.d_ff = d_ff
+        self.dropout_rate = float(dropout_rate)
+        self.share_embeddings = bool(share_embeddings)
+        self.source_vocabulary_size = source_vocabulary_size
+        self.positional_encoding = positional_encoding
+        self.max_length = max_length
+        self.normalization_position = normalization_position
+
+    def __setattr__(self, name, value):
+        # Under the torch backend, torch.nn.Module refuses sub-module
+        # attributes before Model.__init__ runs; the layers are created first
+        # (the functional graph needs them) and tracked by that graph, so a
+        # plain setattr is enough until then (keras-hub's Backbone does the same).
+        if keras.config.backend() == "torch" and not hasattr(self, "_initialized"):
+            return object.__setattr__(self, name, value)
+        return super().__setattr__(name, value)
+
+    # --- building blocks, shared by the functional graph and decoding ---
+
+    def _encode(self, encoder_token_ids, encoder_padding_mask, training=None):
+        x = self.source_embedding(encoder_token_ids)
+        x = self.encoder_position(x)
+        x = self.encoder_embedding_dropout(x, training=training)
+        for layer in self.encoder_layers:
+            x = layer(x, encoder_padding_mask=encoder_padding_mask, training=training)
+        if self.encoder_final_norm is not None:
+            x = self.encoder_final_norm(x)
+        return x
+
+    def _embed_target(self, decoder_token_ids, start_index=0, training=None):
+        x = self.token_embedding(decoder_token_ids)
+        x = self.decoder_position(x, start_index=start_index)
+        return self.decoder_embedding_dropout(x, training=training)
+
+    # --- the incremental-decoding interface used by keras_transformer.decoding ---
+
+    def encode(self, encoder_token_ids, training=False):
+        """Runs the encoder once. Returns ``(encoder_output, encoder_padding_mask)``."""
+        encoder_token_ids = ops.convert_to_tensor(encoder_token_ids, "int32")
+        mask = padding_mask_from_ids(encoder_token_ids)
+        return self._encode(encoder_token_ids, mask, training=training), mask
+
+    def build_cache(self, encoder_output, encoder_padding_mask, max_length):
+        """The decoding cache for a batch, with every leaf batch-major.
+
+        Returns a dict:
+        - ``"self_attention"``: a tuple (one per decoder layer) of zero tensors
+          ``(batch, 2, max_length, num_heads, head_dim)`` that decoding fills
+          one position per step;
+        - ``"cross_attention"``: a tuple of the encoder-decoder keys/values
+          ``(batch, 2, source_length, num_heads, head_dim)``, computed once;
+        - ``"encoder_padding_mask"``: ``(batch, source_length)``.
+        Beam search reorders hypotheses by gathering every leaf on axis 0.
+        """
+        batch = ops.shape(encoder_output)[0]
+        head_dim = self.d_model // self.num_heads
+        shape = (batch, 2, max_length, self.num_heads, head_dim)
+        dtype = self.decoder_layers[0].compute_dtype
+        return {
+            "self_attention": tuple(
+                ops.zeros(shape, dtype=dtype) for _ in self.decoder_layers
+            ),
+            "cross_attention": tuple(
+                layer.cross_attention.compute_key_value_cache(encoder_output)
+                for layer in self.decoder_layers
+            ),
+            "encoder_padding_mask": encoder_padding_mask,
+        }
+
+    def decode_step(self, decoder_token_ids, cache, cache_index):
+        """Decodes the tokens at positions ``cache_index ...`` using the cache.
+
+        Args:
+            decoder_token_ids: int ``(batch, steps)``, usually one step.
+            cache: from `build_cache` (or a previous step).
+            cache_index: int scalar, the position of the first token.
+
+        Returns:
+            ``(logits, cache)``: float32 logits ``(batch, steps,
+            vocabulary_size)`` and the updated cache.
+        """
+        x = self._embed_target(decoder_token_ids, start_index=cache_index)
+        new_self_caches = []
+        for layer, self_cache, cross_cache in zip(
+            self.decoder_layers, cache["self_attention"], cache["cross_attention"]
+        ):
+            x, self_cache = layer(
+                x,
+                encoder_padding_mask=cache["encoder_padding_mask"],
+                self_attention_cache=self_cache,
+                cross_attention_cache=cross_cache,
+                cache_index=cache_index,
+            )
+            new_self_caches.append(self_cache)
+        if self.decoder_final_norm is not None:
+            x = self.decoder_final_norm(x)
+        logits = self.token_embedding(x, reverse=True)
+        cache = dict(cache, self_attention=tuple(new_self_caches))
+        return logits, cache
+
+    def decode(self, decoder_token_ids, encoder_output, encoder_padding_mask):
+        """Full (uncached) decoder pass: float32 logits for every position."""
+        decoder_token_ids = ops.convert_to_tensor(decoder_token_ids, "int32")
+        decoder_padding_mask = padding_mask_from_ids(decoder_token_ids)
+        x = self._embed_target(decoder_token_ids)
+        for layer in self.decoder_layers:
+            x = layer(
+                x,
+                encoder_output,
+                decoder_padding_mask=decoder_padding_mask,
+                encoder_padding_mask=encoder_padding_mask,
+            )
+        if self.decoder_final_norm is not None:
+            x = self.decoder_final_norm(x)
+        return self.token_embedding(x, reverse=True)
+
+    def attention_scores(self, encoder_token_ids, decoder_token_ids):
+        """Attention weights of every layer and head, for plotting.
+
+        Returns a dict of lists (one entry per layer) of float32 tensors
+        ``(batch, heads, query_length, key_length)``: ``"encoder_self_attention"``,
+        ``"decoder_self_attention"`` and ``"decoder_cross_attention"``.
+        """
+        encoder_token_ids = ops.convert_to_tensor(encoder_token_ids, "int32")
+        decoder_token_ids = ops.convert_to_tensor(decoder_token_ids, "int32")
+        encoder_mask = padding_mask_from_ids(encoder_token_ids)
+        decoder_mask = padding_mask_from_ids(decoder_token_ids)
+        scores = {
+            "encoder_self_attention": [],
+            "decoder_self_attention": [],
+            "decoder_cross_attention": [],
+        }
+        x = self.encoder_embedding_dropout(
+            self.encoder_position(self.source_embedding(encoder_token_ids))
+        )
+        for layer in self.encoder_layers:
+            x, layer_scores = layer(
+                x, encoder_padding_mask=encoder_mask, return_attention_scores=True
+            )
+            scores["encoder_self_attention"].append(layer_scores)
+        if self.encoder_final_norm is not None:
+            x = self.encoder_final_norm(x)
+        y = self._embed_target(decoder_token_ids)
+        for layer in self.decoder_layers:
+            y, layer_scores = layer(
+                y,
+                x,
+                decoder_padding_mask=decoder_mask,
+                encoder_padding_mask=encoder_mask,
+                return_attention_scores=True,
+            )
+            scores["decoder_self_attention"].append(layer_scores["self_attention"])
+            scores["decoder_cross_attention"].append(layer_scores["cross_attention"])
+        return scores
+
+    # --- configuration ---
+
+    def get_config(self):
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+            "vocabulary_size": self.vocabulary_size,
+            "num_layers": self.num_layers,
+            "d_model": self.d_model,
+            "num_heads": self.num_heads,
+            "d_ff": self.d_ff,
+            "dropout_rate": self.dropout_rate,
+            "share_embeddings": self.share_embeddings,
+            "source_vocabulary_size": self.source_vocabulary_size,
+            "positional_encoding": self.positional_encoding,
+            "max_length": self.max_length,
+            "normalization_position": self.normalization_position,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if "dtype" in config and isinstance(config["dtype"], dict):
+            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        return cls(**config)
+
+    @classmethod
+    def from_preset(cls, name, **overrides):
+        """Builds a model from a named preset ("tiny", "small", "base", "big").
+
+        Keyword overrides replace preset values (e.g. ``vocabulary_size``,
+        ``dropout_rate``); unknown keys raise a ValueError naming them.
+        """
+        return cls(**resolve_preset(name, overrides))
