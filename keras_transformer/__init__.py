@@ -10,6 +10,7 @@ from keras_transformer.model import Transformer
 from keras_transformer.presets import PRESETS
 from keras_transformer.schedules import TransformerSchedule, transformer_optimizer
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from keras_transformer.translator import Translator
 
 __version__ = "0.1.0"
 
@@ -22,6 +23,7 @@ __all__ = [
     "PRESETS",
     "Transformer",
     "TransformerSchedule",
+    "Translator",
     "UNK_ID",
     "layers",
     "transformer_optimizer",

@@ -235,8 +235,11 @@ class Transformer(keras.Model):
         # Under the torch backend, torch.nn.Module refuses sub-module
         # attributes before Model.__init__ runs; the layers are created first
         # (the functional graph needs them) and tracked by that graph, so a
-        # plain setattr is enough until then (keras-hub's Backbone does the same).
-        if keras.config.backend() == "torch" and not hasattr(self, "_initialized"):
+        # plain setattr is enough until torch.nn.Module.__init__ has run
+        # (it creates ``_modules``). Afterwards the normal path must run, or
+        # torch would not see the parameters and ``zero_grad`` would let
+        # gradients accumulate across steps.
+        if keras.config.backend() == "torch" and "_modules" not in self.__dict__:
             return object.__setattr__(self, name, value)
         return super().__setattr__(name, value)
 

@@ -1,0 +1,32 @@
+"""Decoding: model-agnostic greedy and beam search, and their compiled use
+with a `Transformer` (incremental decoding with key/value caches)."""
+
+from keras_transformer.decoding.generate import Generator
+from keras_transformer.decoding.generate import cached_tokens_to_logits
+from keras_transformer.decoding.generate import compiled_decode
+from keras_transformer.decoding.generate import generate
+from keras_transformer.decoding.generate import jax_stateless_jit
+from keras_transformer.decoding.generate import reorder_transformer_cache
+from keras_transformer.decoding.generate import uncached_initial_cache
+from keras_transformer.decoding.generate import uncached_tokens_to_logits
+from keras_transformer.decoding.search import NEG_INF
+from keras_transformer.decoding.search import beam_search
+from keras_transformer.decoding.search import gather_cache
+from keras_transformer.decoding.search import greedy_search
+from keras_transformer.decoding.search import length_penalty
+
+__all__ = [
+    "Generator",
+    "NEG_INF",
+    "beam_search",
+    "cached_tokens_to_logits",
+    "compiled_decode",
+    "gather_cache",
+    "generate",
+    "jax_stateless_jit",
+    "greedy_search",
+    "length_penalty",
+    "reorder_transformer_cache",
+    "uncached_initial_cache",
+    "uncached_tokens_to_logits",
+]

@@ -1,0 +1,438 @@
+"""Batched greedy and beam search over a ``tokens_to_logits`` function.
+
+The searches know nothing about the model. As in flax ``examples/wmt``, the
+model is a function
+
+    tokens_to_logits(token_ids, cache, index) -> (logits, cache)
+
+that takes the last token of every hypothesis ``token_ids`` (int32
+``(rows, 1)``), a cache (any nest of tensors whose leaves are row-major, i.e.
+have ``rows`` as their first axis) and the position ``index`` (an int32 scalar;
+the start token sits at position 0), and returns the float logits of the next
+token ``(rows, vocabulary_size)`` and the updated cache. Beam search tiles the
+initial cache ``beam_size`` times (rows = ``batch * beam_size``, beams of one
+batch element adjacent) and reorders it after each step with ``reorder_cache``
+(by default a gather of every leaf on axis 0).
+
+Conventions shared by both searches:
+
+* Hypotheses start with ``bos_id`` (not returned) and end with ``eos_id``
+  (returned). ``|Y|`` counts the generated tokens, the final EOS included.
+* ``max_length`` (static) sizes the buffers: at most that many tokens are
+  generated. ``max_lengths`` (optional, int ``(batch,)``, at most
+  ``max_length``) caps each batch element: its last allowed token is forced to
+  be EOS (as fairseq does), so every returned hypothesis ends with EOS.
+* ``min_length`` (an int scalar): EOS is forbidden before that many tokens.
+  PAD and BOS are never generated.
+* Scores are ``log P(Y | x) / lp(Y)`` with the GNMT length penalty
+  ``lp(Y) = ((5 + |Y|) / 6) ** alpha`` (Wu et al., 2016). ``log P`` is the sum
+  of the model's log-softmax (float32) over the generated tokens, EOS
+  included; forbidding tokens affects which tokens are chosen, never their
+  log-probabilities.
+* The loop is `keras.ops.while_loop` with every shape fixed across
+  iterations, so it compiles under ``jax.jit`` and ``tf.function`` (a plain
+  Python loop on torch, where `keras.ops.while_loop` is one).
+  ``python_loop=True`` runs a Python loop on any backend, with a concrete
+  ``index`` passed to ``tokens_to_logits``.
+"""
+
+import keras
+from keras import ops
+from keras import tree
+
+from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
+
+# Log-probability of forbidden tokens and empty hypothesis slots. Finite, so
+# that sums and differences never produce NaN.
+NEG_INF = -1.0e9
+
+
+def length_penalty(length, alpha):
+    """The GNMT length penalty ``((5 + length) / 6) ** alpha``.
+
+    Args:
+        length: int or int tensor. Number of generated tokens, EOS included.
+        alpha: float or float scalar tensor. ``0`` disables the penalty.
+
+    Returns:
+        float32 tensor of the shape of ``length``.
+    """
+    length = ops.cast(length, "float32")
+    alpha = ops.cast(alpha, "float32")
+    return ops.power((5.0 + length) / 6.0, alpha)
+
+
+def _while_loop(cond, body, state, python_loop):
+    if python_loop:
+        while bool(ops.convert_to_numpy(cond(state))):
+            state = body(state)
+        return state
+    return ops.while_loop(cond, lambda s: (body(s),), (state,))[0]
+
+
+def _check_search_arguments(max_length, beam_size=1, num_return=1):
+    for name, value in (
+        ("max_length", max_length),
+        ("beam_size", beam_size),
+        ("num_return", num_return),
+    ):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(
+                f"{name} must be a positive int. Received: {name}={value!r}"
+            )
+    if num_return > beam_size:
+        raise ValueError(
+            "num_return cannot exceed beam_size. Received: "
+            f"num_return={num_return}, beam_size={beam_size}"
+        )
+
+
+def _batch_size(cache, batch_size):
+    if batch_size is not None:
+        return batch_size
+    leaves = tree.flatten(cache)
+    if not leaves:
+        raise ValueError("Pass `batch_size` when the cache has no tensors.")
+    return ops.shape(leaves[0])[0]
+
+
+def _row_max_lengths(max_lengths, batch_size, max_length):
+    if max_lengths is None:
+        return ops.full((batch_size,), max_length, dtype="int32")
+    max_lengths = ops.cast(ops.convert_to_tensor(max_lengths), "int32")
+    return ops.clip(max_lengths, 1, max_length)
+
+
+def _select_mask(log_probs, next_length, min_length, row_max_lengths, eos_id, forbidden_ids):
+    """Log-probs used for choosing tokens: forbidden ones set to NEG_INF.
+
+    ``log_probs`` is ``(batch, ..., vocab)``; ``next_length`` (scalar) is the
+    length the hypotheses will have after this token; ``row_max_lengths`` is
+    ``(batch,)``.
+    """
+    vocabulary_size = ops.shape(log_probs)[-1]
+    vocab = ops.arange(vocabulary_size, dtype="int32")
+    is_eos = ops.equal(vocab, eos_id)
+    forbidden = ops.zeros_like(is_eos)
+    for token in forbidden_ids:
+        forbidden = ops.logical_or(forbidden, ops.equal(vocab, token))
+    # EOS before min_length is forbidden ...
+    forbidden = ops.logical_or(
+        forbidden, ops.logical_and(is_eos, next_length < min_length)
+    )
+    extra_dims = len(log_probs.shape) - 2
+    at_max = ops.greater_equal(next_length, row_max_lengths)
+    at_max = ops.reshape(at_max, (-1,) + (1,) * (extra_dims + 1))
+    # ... and at a row's last allowed position only EOS is allowed.
+    forbidden = ops.logical_or(
+        forbidden, ops.logical_and(at_max, ops.logical_not(is_eos))
+    )
+    return ops.where(forbidden, NEG_INF, log_probs)
+
+
+def _log_softmax(logits, rows):
+    logits = ops.reshape(ops.cast(logits, "float32"), (rows, -1))
+    return ops.log_softmax(logits, axis=-1)
+
+
+def greedy_search(
+    tokens_to_logits,
+    initial_cache,
+    max_length,
+    max_lengths=None,
+    min_length=0,
+    alpha=0.0,
+    batch_size=None,
+    bos_id=BOS_ID,
+    eos_id=EOS_ID,
+    pad_id=PAD_ID,
+    python_loop=False,
+):
+    """Batched greedy search: the most probable token at every step.
+
+    Stops when every batch element has produced EOS (or reached its maximum
+    length). See the module docstring for the conventions.
+
+    Args:
+        tokens_to_logits: ``(token_ids (batch, 1), cache, index) -> (logits
+            (batch, vocab), cache)``.
+        initial_cache: nest of tensors with ``batch`` as their first axis.
+        max_length: int. Buffer size; most tokens generated.
+        max_lengths: optional int ``(batch,)``; per-element maximum.
+        min_length: int scalar. EOS is forbidden before this length.
+        alpha: float scalar. Length-penalty exponent used for the scores only
+            (it does not change greedy choices). Defaults to 0.
+        batch_size: int. Defaults to the first axis of the first cache leaf.
+        bos_id, eos_id, pad_id: special token ids.
+        python_loop: bool. Use a Python loop instead of
+            `keras.ops.while_loop`.
+
+    Returns:
+        ``(sequences, scores)``: int32 ``(batch, max_length)`` (EOS included,
+        PAD after it) and float32 ``(batch,)`` equal to the summed
+        log-probability divided by ``length_penalty(|Y|, alpha)``.
+
+    Example:
+    >>> def tokens_to_logits(ids, cache, index):  # always predicts EOS
+    ...     return ops.one_hot(ops.full((1,), 3), 8) * 10.0, cache
+    >>> ids, scores = greedy_search(tokens_to_logits, {}, 5, batch_size=1)
+    >>> ops.convert_to_numpy(ids).tolist()
+    [[3, 0, 0, 0, 0]]
+    """
+    _check_search_arguments(max_length)
+    batch = _batch_size(initial_cache, batch_size)
+    row_max = _row_max_lengths(max_lengths, batch, max_length)
+    positions = ops.arange(max_length + 1, dtype="int32")
+    state = {
+        "index": ops.convert_to_tensor(0, "int32"),
+        "sequences": ops.concatenate(
+            [
+                ops.full((batch, 1), bos_id, dtype="int32"),
+                ops.full((batch, max_length), pad_id, dtype="int32"),
+            ],
+            axis=1,
+        ),
+        "log_probs": ops.zeros((batch,), dtype="float32"),
+        "lengths": ops.zeros((batch,), dtype="int32"),
+        "done": ops.zeros((batch,), dtype="bool"),
+        "cache": initial_cache,
+    }
+
+    def cond(state):
+        return ops.logical_and(
+            state["index"] < max_length, ops.logical_not(ops.all(state["done"]))
+        )
+
+    def body(state):
+        index = state["index"]
+        last = ops.take(state["sequences"], index, axis=1)[:, None]
+        logits, cache = tokens_to_logits(last, state["cache"], index)
+        log_probs = _log_softmax(logits, batch)  # (batch, vocab)
+        selectable = _select_mask(
+            log_probs, index + 1, min_length, row_max, eos_id, (pad_id, bos_id)
+        )
+        token = ops.cast(ops.argmax(selectable, axis=-1), "int32")
+        done = state["done"]
+        token = ops.where(done, pad_id, token)
+        token_log_prob = ops.take_along_axis(
+            log_probs, ops.maximum(token, 0)[:, None], axis=-1
+        )[:, 0]
+        sequences = ops.where(
+            ops.equal(positions, index + 1)[None, :],
+            token[:, None],
+            state["sequences"],
+        )
+        return {
+            "index": index + 1,
+            "sequences": sequences,
+            "log_probs": state["log_probs"]
+            + ops.where(done, 0.0, token_log_prob),
+            "lengths": state["lengths"] + ops.cast(ops.logical_not(done), "int32"),
+            "done": ops.logical_or(done, ops.equal(token, eos_id)),
+            "cache": cache,
+        }
+
+    state = _while_loop(cond, body, state, python_loop)
+    scores = state["log_probs"] / length_penalty(state["lengths"], alpha)
+    return state["sequences"][:, 1:], scores
+
+
+def _flat_gather(x, indices):
+    """``x[b, indices[b, j]]`` for ``x`` ``(batch, m, ...)``, ``indices`` ``(batch, n)``."""
+    shape = ops.shape(x)
+    batch, m = shape[0], shape[1]
+    n = ops.shape(indices)[1]
+    offsets = ops.arange(batch, dtype="int32")[:, None] * m
+    flat_indices = ops.reshape(ops.cast(indices, "int32") + offsets, (-1,))
+    flat = ops.reshape(x, (-1,) + tuple(x.shape[2:]))
+    gathered = ops.take(flat, flat_indices, axis=0)
+    return ops.reshape(gathered, (batch, n) + tuple(x.shape[2:]))
+
+
+def gather_cache(cache, flat_indices):
+    """Default cache reordering: every leaf gathered on axis 0."""
+    return tree.map_structure(lambda x: ops.take(x, flat_indices, axis=0), cache)
+
+
+def beam_search(
+    tokens_to_logits,
+    initial_cache,
+    max_length,
+    beam_size=4,
+    alpha=0.6,
+    num_return=1,
+    max_lengths=None,
+    min_length=0,
+    batch_size=None,
+    reorder_cache=gather_cache,
+    bos_id=BOS_ID,
+    eos_id=EOS_ID,
+    pad_id=PAD_ID,
+    python_loop=False,
+):
+    """Batched beam search with the GNMT length penalty and early stopping.
+
+    The standard formulation (tensor2tensor, flax examples/wmt): ``beam_size``
+    live hypotheses and ``beam_size`` finished ones per batch element. Each
+    step scores the ``beam_size * vocab`` extensions of the live hypotheses,
+    keeps the best ``2 * beam_size``; those ending with EOS and ranked within
+    the best ``beam_size`` become finished candidates (score = log-prob /
+    length penalty; the rank condition is fairseq's, and makes beam size 1
+    with ``alpha=0`` exactly greedy search) and the best ``beam_size`` that
+    do not end with EOS stay live. A batch element is done when its
+    ``num_return``-th best finished score is at least the best live
+    log-prob divided by the penalty at its maximum length (the best any live
+    hypothesis can still reach: log-probs only decrease and, for
+    ``alpha >= 0``, the penalty grows with length), or when it reached its
+    maximum length. The loop ends when every element is done.
+
+    Args:
+        tokens_to_logits: ``(token_ids (batch * beam_size, 1), cache, index)
+            -> (logits (batch * beam_size, vocab), cache)``.
+        initial_cache: nest of tensors with ``batch`` as their first axis;
+            tiled to ``batch * beam_size`` rows here.
+        max_length: int. Buffer size; most tokens generated.
+        beam_size: int. Static. Defaults to 4 (the paper's).
+        alpha: float scalar (may be a tensor). Length-penalty exponent,
+            ``alpha >= 0``. Defaults to 0.6 (the paper's).
+        num_return: int. Hypotheses returned per batch element, best first;
+            at most ``beam_size``. Defaults to 1.
+        max_lengths: optional int ``(batch,)``; per-element maximum length.
+        min_length: int scalar. EOS is forbidden before this length.
+        batch_size: int. Defaults to the first axis of the first cache leaf.
+        reorder_cache: ``(cache, flat_indices (batch * beam_size,)) ->
+            cache``. Pass a function that skips leaves that are the same for
+            every beam of an element (e.g. encoder keys/values) to save work.
+        bos_id, eos_id, pad_id: special token ids.
+        python_loop: bool. Use a Python loop instead of
+            `keras.ops.while_loop`.
+
+    Returns:
+        ``(sequences, scores)``: int32 ``(batch, num_return, max_length)``
+        (EOS included, PAD after it) and float32 ``(batch, num_return)``. An
+        empty slot (fewer finished hypotheses than ``num_return``, possible
+        only with tiny vocabularies) has score ``-inf``.
+
+    Example:
+    >>> def tokens_to_logits(ids, cache, index):  # always predicts EOS
+    ...     return ops.one_hot(ops.full((4,), 3), 8) * 10.0, cache
+    >>> ids, scores = beam_search(tokens_to_logits, {}, 5, batch_size=1)
+    >>> ops.convert_to_numpy(ids).tolist()
+    [[[3, 0, 0, 0, 0]]]
+
+    References:
+        Wu et al., 2016, "Google's Neural Machine Translation System", §7.
+        Vaswani et al., 2017, §6.1 (beam size 4, alpha 0.6).
+    """
+    _check_search_arguments(max_length, beam_size, num_return)
+    k = beam_size
+    batch = _batch_size(initial_cache, batch_size)
+    row_max = _row_max_lengths(max_lengths, batch, max_length)
+    max_penalty = length_penalty(row_max, alpha)  # (batch,)
+    positions = ops.arange(max_length + 1, dtype="int32")
+    sequences = ops.concatenate(
+        [
+            ops.full((batch, k, 1), bos_id, dtype="int32"),
+            ops.full((batch, k, max_length), pad_id, dtype="int32"),
+        ],
+        axis=2,
+    )
+    # Only the first beam is live at the start, so the first step expands a
+    # single hypothesis instead of k copies of it.
+    first_beam = ops.arange(k, dtype="int32")[None, :] == 0
+    live_log_probs = ops.where(
+        first_beam, 0.0, ops.full((batch, k), NEG_INF, dtype="float32")
+    )
+    state = {
+        "index": ops.convert_to_tensor(0, "int32"),
+        "live_sequences": sequences,  # (batch, k, max_length + 1)
+        "live_log_probs": live_log_probs,  # (batch, k)
+        "finished_sequences": sequences,
+        "finished_scores": ops.full((batch, k), NEG_INF, dtype="float32"),
+        "finished": ops.zeros((batch, k), dtype="bool"),
+        "cache": tree.map_structure(
+            lambda x: ops.repeat(x, k, axis=0), initial_cache
+        ),
+    }
+
+    def done_rows(state):
+        # finished_scores are sorted, best first.
+        nth_best = state["finished_scores"][:, num_return - 1]
+        has_n = state["finished"][:, num_return - 1]
+        best_reachable = ops.max(state["live_log_probs"], axis=1) / max_penalty
+        bound_met = ops.logical_and(has_n, nth_best >= best_reachable)
+        return ops.logical_or(bound_met, state["index"] >= row_max)
+
+    def cond(state):
+        return ops.logical_and(
+            state["index"] < max_length, ops.logical_not(ops.all(done_rows(state)))
+        )
+
+    def body(state):
+        index = state["index"]
+        live_sequences = state["live_sequences"]
+        last = ops.reshape(ops.take(live_sequences, index, axis=2), (-1, 1))
+        logits, cache = tokens_to_logits(last, state["cache"], index)
+        log_probs = ops.reshape(_log_softmax(logits, batch * k), (batch, k, -1))
+        vocabulary_size = ops.shape(log_probs)[-1]
+        selectable = _select_mask(
+            log_probs, index + 1, min_length, row_max, eos_id, (pad_id, bos_id)
+        )
+        # Candidate = live hypothesis + one token: (batch, k * vocab).
+        candidates = ops.reshape(
+            state["live_log_probs"][:, :, None] + selectable, (batch, -1)
+        )
+        top_log_probs, top_indices = ops.top_k(candidates, 2 * k)  # (batch, 2k)
+        top_indices = ops.cast(top_indices, "int32")
+        top_beams = top_indices // vocabulary_size
+        top_tokens = top_indices % vocabulary_size
+        top_sequences = ops.where(
+            ops.equal(positions, index + 1)[None, None, :],
+            top_tokens[:, :, None],
+            _flat_gather(live_sequences, top_beams),
+        )  # (batch, 2k, max_length + 1)
+        ends = ops.equal(top_tokens, eos_id)
+        real = top_log_probs > 0.5 * NEG_INF
+
+        # Live: the best k candidates that do not end with EOS.
+        live_candidates = ops.where(ends, NEG_INF, top_log_probs)
+        new_live_log_probs, live_slots = ops.top_k(live_candidates, k)
+        live_slots = ops.cast(live_slots, "int32")
+        new_live_sequences = _flat_gather(top_sequences, live_slots)
+        parent_beams = _flat_gather(top_beams, live_slots)  # (batch, k)
+        flat_parents = ops.reshape(
+            parent_beams + ops.arange(batch, dtype="int32")[:, None] * k, (-1,)
+        )
+        cache = reorder_cache(cache, flat_parents)
+
+        # Finished: EOS candidates ranked within the best k (fairseq's rule,
+        # so that beam size 1 is greedy search), merged into the k best.
+        in_beam = ops.arange(2 * k, dtype="int32")[None, :] < k
+        new_finished = ops.logical_and(ops.logical_and(ends, real), in_beam)
+        new_scores = ops.where(
+            new_finished, top_log_probs / length_penalty(index + 1, alpha), NEG_INF
+        )
+        all_scores = ops.concatenate([state["finished_scores"], new_scores], axis=1)
+        all_finished = ops.concatenate([state["finished"], new_finished], axis=1)
+        all_sequences = ops.concatenate(
+            [state["finished_sequences"], top_sequences], axis=1
+        )
+        finished_scores, finished_slots = ops.top_k(all_scores, k)
+        finished_slots = ops.cast(finished_slots, "int32")
+        return {
+            "index": index + 1,
+            "live_sequences": new_live_sequences,
+            "live_log_probs": new_live_log_probs,
+            "finished_sequences": _flat_gather(all_sequences, finished_slots),
+            "finished_scores": finished_scores,
+            "finished": _flat_gather(all_finished, finished_slots),
+            "cache": cache,
+        }
+
+    state = _while_loop(cond, body, state, python_loop)
+    finished = state["finished"][:, :num_return]
+    scores = ops.where(
+        finished, state["finished_scores"][:, :num_return], float("-inf")
+    )
+    sequences = state["finished_sequences"][:, :num_return, 1:]
+    return sequences, scores

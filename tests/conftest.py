@@ -1,0 +1,42 @@
+"""Shared fixtures. The backend comes from KERAS_BACKEND (the README's test
+command runs the suite once per backend)."""
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MULTI30K_DIR = os.environ.get(
+    "MULTI30K_DIR", os.path.join(REPO_ROOT, "..", "shared", "data", "multi30k")
+)
+
+
+def pytest_report_header(config):
+    return f"keras backend: {keras.config.backend()}"
+
+
+@pytest.fixture(autouse=True)
+def _seed_and_reset_policy():
+    keras.utils.set_random_seed(1234)
+    yield
+    keras.config.set_dtype_policy("float32")
+
+
+@pytest.fixture
+def multi30k_dir():
+    if not os.path.exists(os.path.join(MULTI30K_DIR, "train.en.gz")):
+        pytest.skip(f"Multi30k not found at {MULTI30K_DIR} (set MULTI30K_DIR)")
+    return MULTI30K_DIR
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def to_numpy(x):
+    return np.asarray(keras.ops.convert_to_numpy(x))

@@ -1,0 +1,288 @@
+"""Tests for keras_transformer.decoding: greedy/beam search and cached decoding."""
+
+import itertools
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from keras_transformer import Transformer
+from keras_transformer.decoding import (
+    Generator,
+    beam_search,
+    compiled_decode,
+    generate,
+    greedy_search,
+    length_penalty,
+)
+from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
+
+from conftest import to_numpy
+
+# --- a toy "model": logits from a table indexed by (row, position, last token) ---
+
+TOY_VOCAB = 6  # PAD, UNK, BOS, EOS and two words; PAD and BOS are never chosen.
+TOY_MAX_LENGTH = 3
+
+
+def _toy_tables(num_rows, seed):
+    rng = np.random.default_rng(seed)
+    return rng.normal(0, 2, (num_rows, TOY_MAX_LENGTH, TOY_VOCAB, TOY_VOCAB)).astype(
+        "float32"
+    )
+
+
+def _toy_tokens_to_logits(tables):
+    table = ops.convert_to_tensor(tables)
+    vocab = TOY_VOCAB
+
+    def tokens_to_logits(token_ids, cache, index):
+        # cache["row"] says which batch element (and so which table) a
+        # hypothesis belongs to; beam search must keep it aligned.
+        flat = ops.reshape(table, (-1, vocab))
+        rows = ops.cast(cache["row"], "int32")
+        position = ops.minimum(ops.cast(index, "int32"), TOY_MAX_LENGTH - 1)
+        lookup = (rows * TOY_MAX_LENGTH + position) * vocab + token_ids[:, 0]
+        return ops.take(flat, lookup, axis=0), cache
+
+    return tokens_to_logits
+
+
+def _brute_force(table, alpha, max_length=TOY_MAX_LENGTH):
+    """Every hypothesis (ending with EOS, forced at max_length) and its score."""
+    log_probs = table - np.log(np.exp(table).sum(-1, keepdims=True))
+    words = [t for t in range(TOY_VOCAB) if t not in (PAD_ID, BOS_ID, EOS_ID)]
+    results = []
+    for length in range(1, max_length + 1):
+        for prefix in itertools.product(words, repeat=length - 1):
+            tokens = list(prefix) + [EOS_ID]
+            previous, total = BOS_ID, 0.0
+            for position, token in enumerate(tokens):
+                total += log_probs[position, previous, token]
+                previous = token
+            penalty = ((5 + length) / 6) ** alpha
+            results.append((total / penalty, tokens))
+    return sorted(results, key=lambda r: -r[0])
+
+
+def _strip(sequence):
+    sequence = list(sequence)
+    return sequence[: sequence.index(EOS_ID) + 1] if EOS_ID in sequence else sequence
+
+
+def test_length_penalty():
+    np.testing.assert_allclose(to_numpy(length_penalty(1, 0.6)), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(
+        to_numpy(length_penalty(np.array([7, 15]), 0.6)),
+        [(12 / 6) ** 0.6, (20 / 6) ** 0.6],
+        rtol=1e-6,
+    )
+    np.testing.assert_allclose(to_numpy(length_penalty(30, 0.0)), 1.0)
+
+
+@pytest.mark.parametrize("python_loop", [True, False])
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.5])
+def test_exhaustive_beam_search_equals_brute_force(python_loop, alpha):
+    # With 3 selectable words and length 3 at most, 12 beams hold every
+    # candidate (at most 3 * 4 per step), so beam search is exact and must
+    # return the true n-best.
+    tables = _toy_tables(2, seed=int(alpha * 10))
+    sequences, scores = beam_search(
+        _toy_tokens_to_logits(tables),
+        {"row": np.arange(2, dtype="int32")},
+        max_length=TOY_MAX_LENGTH,
+        beam_size=12,
+        alpha=alpha,
+        num_return=4,
+        python_loop=python_loop,
+    )
+    sequences, scores = to_numpy(sequences), to_numpy(scores)
+    assert sequences.shape == (2, 4, TOY_MAX_LENGTH)
+    for row in range(2):
+        expected = _brute_force(tables[row], alpha)[:4]
+        np.testing.assert_allclose(scores[row], [s for s, _ in expected], rtol=1e-5)
+        assert [_strip(s) for s in sequences[row]] == [t for _, t in expected]
+
+
+@pytest.mark.parametrize("python_loop", [True, False])
+def test_beam_size_one_equals_greedy_toy(python_loop):
+    tables = _toy_tables(3, seed=7)
+    cache = {"row": np.arange(3, dtype="int32")}
+    fn = _toy_tokens_to_logits(tables)
+    greedy, greedy_scores = greedy_search(
+        fn, cache, TOY_MAX_LENGTH, python_loop=python_loop
+    )
+    beam, beam_scores = beam_search(
+        fn, cache, TOY_MAX_LENGTH, beam_size=1, alpha=0.0, python_loop=python_loop
+    )
+    np.testing.assert_array_equal(to_numpy(beam)[:, 0], to_numpy(greedy))
+    np.testing.assert_allclose(
+        to_numpy(beam_scores)[:, 0], to_numpy(greedy_scores), rtol=1e-6
+    )
+
+
+def test_min_length_and_per_row_max_lengths():
+    # A model that always wants to stop: EOS is forbidden until min_length,
+    # and rows end (EOS forced) at their own maximum length.
+    def eager_to_stop(token_ids, cache, index):
+        logits = ops.one_hot(ops.full((ops.shape(token_ids)[0],), EOS_ID), 8) * 5.0
+        return logits, cache
+
+    sequences, _ = greedy_search(
+        eager_to_stop, {}, 10, batch_size=2, min_length=4, python_loop=True
+    )
+    for row in to_numpy(sequences):
+        assert list(row[:4]).index(EOS_ID) == 3
+    # A model that never wants to stop.
+    def never_stop(token_ids, cache, index):
+        logits = ops.one_hot(ops.full((ops.shape(token_ids)[0],), 5), 8) * 5.0
+        return logits, cache
+
+    for search in (greedy_search, beam_search):
+        sequences, scores = search(
+            never_stop, {}, 10, max_lengths=np.array([3, 7]), batch_size=2
+        )
+        sequences = to_numpy(sequences).reshape(2, -1, 10)[:, 0]
+        assert list(sequences[0]) == [5, 5, EOS_ID] + [PAD_ID] * 7
+        assert list(sequences[1]) == [5] * 6 + [EOS_ID] + [PAD_ID] * 3
+        assert np.all(np.isfinite(to_numpy(scores)))
+
+
+def test_search_argument_errors():
+    fn = _toy_tokens_to_logits(_toy_tables(1, 0))
+    cache = {"row": np.zeros((1,), "int32")}
+    with pytest.raises(ValueError, match="num_return"):
+        beam_search(fn, cache, 3, beam_size=2, num_return=3)
+    with pytest.raises(ValueError, match="max_length"):
+        greedy_search(fn, cache, 0)
+    with pytest.raises(ValueError, match="batch_size"):
+        greedy_search(fn, {}, 3)
+
+
+# --- the Transformer ---
+
+MAX_LENGTH = 16
+
+
+@pytest.fixture(scope="module")
+def model():
+    keras.utils.set_random_seed(7)
+    return Transformer(
+        vocabulary_size=64,
+        num_layers=2,
+        d_model=32,
+        num_heads=4,
+        d_ff=64,
+        dropout_rate=0.0,
+    )
+
+
+@pytest.fixture(scope="module")
+def sources():
+    """Sources of 1, 3, 8 and 13 tokens (EOS included), padded to 16."""
+    rng = np.random.default_rng(3)
+    ids = np.zeros((4, 16), "int32")
+    for row, length in enumerate([1, 3, 8, 13]):
+        ids[row, : length - 1] = rng.integers(4, 64, length - 1)
+        ids[row, length - 1] = EOS_ID
+    return ids, np.array([16, 5, 11, 16], "int32")
+
+
+@pytest.fixture(scope="module")
+def cached_results(model, sources):
+    """Compiled cached decoding, greedy and beam 4 (3 best), computed once."""
+    ids, max_lengths = sources
+    generator = Generator(model)
+    greedy = generator(ids, max_lengths, max_length=MAX_LENGTH, beam_size=1, alpha=0.6)
+    beam = generator(
+        ids, max_lengths, max_length=MAX_LENGTH, beam_size=4, alpha=0.6, num_return=3
+    )
+    return {"greedy": greedy, "beam": beam, "generator": generator}
+
+
+def test_cached_greedy_equals_full_recomputation(model, sources, cached_results):
+    # Sources of 1 to 13 tokens with per-row output limits: compiled cached
+    # decoding vs the decoder re-run on the whole prefix at every step.
+    ids, max_lengths = sources
+    cached_sequences, cached_scores = cached_results["greedy"]
+    sequences, scores = Generator(model, use_cache=False)(
+        ids, max_lengths, max_length=MAX_LENGTH, beam_size=1, alpha=0.6
+    )
+    np.testing.assert_array_equal(cached_sequences, sequences)
+    np.testing.assert_allclose(cached_scores, scores, rtol=1e-4, atol=1e-5)
+    for row, limit in enumerate(max_lengths):
+        assert EOS_ID in cached_sequences[row, 0, :limit]
+
+
+def test_beam_scores_equal_full_forward_log_probability(model, sources, cached_results):
+    # score = sum_t log p(y_t | y_<t, x) over the tokens, EOS included,
+    # divided by ((5 + |Y|) / 6) ** alpha; recomputed by one uncached forward
+    # pass over all returned hypotheses.
+    ids, max_lengths = sources
+    sequences, scores = cached_results["beam"]
+    batch, num_return, _ = sequences.shape
+    hypotheses = [_strip(sequences[r, n]) for r in range(batch) for n in range(num_return)]
+    decoder_ids = np.zeros((len(hypotheses), MAX_LENGTH), "int32")
+    for i, tokens in enumerate(hypotheses):
+        assert tokens[-1] == EOS_ID and len(tokens) <= max_lengths[i // num_return]
+        decoder_ids[i, : len(tokens)] = [BOS_ID] + tokens[:-1]
+    logits = to_numpy(
+        model(
+            {
+                "encoder_token_ids": np.repeat(ids, num_return, axis=0),
+                "decoder_token_ids": decoder_ids,
+            }
+        )
+    ).astype("float64")
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    expected = [
+        log_probs[i, np.arange(len(t)), t].sum() / ((5 + len(t)) / 6) ** 0.6
+        for i, t in enumerate(hypotheses)
+    ]
+    np.testing.assert_allclose(scores.reshape(-1), expected, rtol=1e-4)
+    # Best first.
+    assert np.all(np.diff(scores, axis=1) <= 1e-6)
+
+
+def test_beam_size_one_equals_greedy_model(model, sources, cached_results):
+    ids, max_lengths = sources
+    generator = cached_results["generator"]
+    beam, _ = generator(
+        ids, max_lengths, max_length=MAX_LENGTH, beam_size=1, alpha=0.0, search="beam"
+    )
+    np.testing.assert_array_equal(beam, cached_results["greedy"][0])
+
+
+@pytest.mark.skipif(keras.config.backend() == "torch", reason="torch is not traced")
+def test_generator_does_not_retrace_for_new_inputs(sources, cached_results):
+    ids, max_lengths = sources
+    generator = cached_results["generator"]
+    count = generator.trace_count
+    generator(ids[::-1].copy(), max_lengths[::-1].copy(), max_length=MAX_LENGTH, beam_size=1)
+    generator(ids, np.minimum(max_lengths, 9), max_length=MAX_LENGTH, beam_size=1, alpha=1.0)
+    assert generator.trace_count == count
+
+
+def test_uncached_prefix_decoding_in_a_python_loop(model, sources, cached_results):
+    # The benchmark's baseline: the decoder re-run on the prefix only (padded
+    # to a multiple of 4), one step at a time in a Python loop.
+    ids, max_lengths = sources
+    ids, max_lengths = ids[1:3], max_lengths[1:3]
+    with _no_grad():
+        sequences, _ = generate(
+            model, ids, max_lengths, 0.6, 0, max_length=MAX_LENGTH, beam_size=1,
+            use_cache=False, python_loop=True, decode_fn=compiled_decode(model),
+            prefix_multiple=8,
+        )
+    np.testing.assert_array_equal(to_numpy(sequences), cached_results["greedy"][0][1:3])
+
+
+def _no_grad():
+    if keras.config.backend() == "torch":
+        import torch
+
+        return torch.no_grad()
+    import contextlib
+
+    return contextlib.nullcontext()

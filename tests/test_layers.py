@@ -1,0 +1,263 @@
+import math
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from conftest import to_numpy
+from keras_transformer import layers
+from layer_checks import run_layer_checks
+
+B, T, S, D, H = 2, 5, 7, 32, 4
+
+
+def random_inputs(*shape):
+    return np.random.default_rng(0).normal(size=shape).astype("float32")
+
+
+# --- MultiHeadAttention ---------------------------------------------------
+
+
+def test_attention_layer_checks():
+    run_layer_checks(
+        layers.MultiHeadAttention,
+        {"d_model": D, "num_heads": H},
+        random_inputs(B, T, D),
+        {"use_causal_mask": True},
+    )
+
+
+def test_attention_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="divisible"):
+        layers.MultiHeadAttention(d_model=30, num_heads=4)
+    with pytest.raises(ValueError, match="positive"):
+        layers.MultiHeadAttention(d_model=0, num_heads=4)
+    attention = layers.MultiHeadAttention(d_model=D, num_heads=H)
+    with pytest.raises(ValueError, match="d_model=32"):
+        attention(random_inputs(B, T, D + 1))
+
+
+def test_attention_fused_path_matches_explicit_weights():
+    attention = layers.MultiHeadAttention(d_model=D, num_heads=H)
+    x = random_inputs(B, T, D)
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
+    fused = attention(x, padding_mask=mask, use_causal_mask=True)
+    explicit, weights = attention(
+        x, padding_mask=mask, use_causal_mask=True, return_attention_scores=True
+    )
+    np.testing.assert_allclose(to_numpy(fused), to_numpy(explicit), atol=1e-5)
+    weights = to_numpy(weights)
+    assert weights.shape == (B, H, T, T)
+    np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+    # Causal: no weight on future keys; padding: none on padded keys.
+    assert np.all(weights[..., np.triu_indices(T, 1)[0], np.triu_indices(T, 1)[1]] == 0)
+    assert np.all(weights[0, :, :, 3:] == 0)
+
+
+def test_attention_matches_reference_formula():
+    attention = layers.MultiHeadAttention(d_model=D, num_heads=H, self_attention=False)
+    q, kv = random_inputs(B, T, D), random_inputs(B, S, D)
+    out = to_numpy(attention(q, kv))
+    wq, bq = (to_numpy(w) for w in attention.query_dense.weights)
+    wkv, bkv = (to_numpy(w) for w in attention.key_value_dense.weights)
+    wo, bo = (to_numpy(w) for w in attention.output_dense.weights)
+    dk = D // H
+    Q = (q @ wq + bq).reshape(B, T, H, dk)
+    KV = (kv @ wkv + bkv).reshape(B, S, 2, H, dk)
+    K, V = KV[:, :, 0], KV[:, :, 1]
+    logits = np.einsum("bthd,bshd->bhts", Q, K) / math.sqrt(dk)
+    w = np.exp(logits - logits.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    heads = np.einsum("bhts,bshd->bthd", w, V).reshape(B, T, D)
+    np.testing.assert_allclose(out, heads @ wo + bo, atol=1e-4)
+
+
+def test_fully_masked_rows_are_finite_in_outputs_and_gradients():
+    query = keras.Input((T, D))
+    key_value = keras.Input((S, D))
+    mask = keras.Input((S,), dtype="bool")
+    attention = layers.MultiHeadAttention(d_model=D, num_heads=H, self_attention=False)
+    model = keras.Model([query, key_value, mask], attention(query, key_value, padding_mask=mask))
+    model.compile(optimizer="sgd", loss="mse")
+    padding = np.ones((B, S), bool)
+    padding[0] = False  # every key of example 0 is masked
+    inputs = [random_inputs(B, T, D), random_inputs(B, S, D), padding]
+    outputs = to_numpy(model(inputs))
+    assert np.all(np.isfinite(outputs))
+    # A row that may attend to nothing gets the output bias only (zero heads).
+    bias = to_numpy(attention.output_dense.bias)
+    np.testing.assert_allclose(outputs[0], np.broadcast_to(bias, (T, D)), atol=1e-6)
+    model.fit(inputs, np.ones((B, T, D), "float32"), verbose=0)
+    assert all(np.all(np.isfinite(to_numpy(w))) for w in model.weights)
+
+
+@pytest.mark.parametrize("self_attention", [True, False])
+def test_attention_cache_step_by_step_equals_one_shot(self_attention):
+    attention = layers.MultiHeadAttention(
+        d_model=D, num_heads=H, self_attention=self_attention
+    )
+    x = random_inputs(B, T, D)
+    memory = random_inputs(B, S, D)
+    if self_attention:
+        one_shot = to_numpy(attention(x, use_causal_mask=True))
+        cache = ops.zeros((B, 2, T + 3, H, D // H))  # longer than needed
+    else:
+        one_shot = to_numpy(attention(x, memory))
+        cache = attention.compute_key_value_cache(memory)
+    steps = []
+    for t in range(T):
+        out, cache = attention(x[:, t : t + 1], cache=cache, cache_index=t)
+        steps.append(to_numpy(out))
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), one_shot, atol=1e-5)
+
+
+def test_self_attention_cache_needs_index():
+    attention = layers.MultiHeadAttention(d_model=D, num_heads=H)
+    with pytest.raises(ValueError, match="cache_index"):
+        attention(random_inputs(B, 1, D), cache=ops.zeros((B, 2, 4, H, D // H)))
+
+
+# --- positional encodings ---------------------------------------------------
+
+
+def test_sinusoidal_encoding_matches_the_formula():
+    d_model, length = 16, 50
+    encoding = to_numpy(layers.sinusoidal_encoding(np.arange(length), d_model))
+    for pos in (0, 1, 7, 49):
+        for i in range(d_model // 2):
+            angle = pos / 10000 ** (2 * i / d_model)
+            assert encoding[pos, 2 * i] == pytest.approx(math.sin(angle), abs=1e-5)
+            assert encoding[pos, 2 * i + 1] == pytest.approx(math.cos(angle), abs=1e-5)
+
+
+def test_sinusoidal_layer_adds_encoding_for_any_length_and_offset():
+    layer = layers.SinusoidalPositionalEncoding()
+    for length in (3, 5000):  # no table to overflow
+        x = np.zeros((1, length, 8), "float32")
+        np.testing.assert_allclose(
+            to_numpy(layer(x))[0],
+            to_numpy(layers.sinusoidal_encoding(np.arange(length), 8)),
+            atol=1e-4,
+        )
+    x = random_inputs(2, 1, 8)
+    np.testing.assert_allclose(
+        to_numpy(layer(x, start_index=9)),
+        x + to_numpy(layers.sinusoidal_encoding(np.array([9]), 8))[None],
+        atol=1e-5,
+    )
+    run_layer_checks(layers.SinusoidalPositionalEncoding, {}, random_inputs(B, T, D))
+
+
+def test_learned_positional_embedding():
+    layer, _ = run_layer_checks(
+        layers.LearnedPositionalEmbedding, {"max_length": 16}, random_inputs(B, T, D)
+    )
+    x = np.zeros((1, 3, D), "float32")
+    table = to_numpy(layer.position_embeddings)
+    np.testing.assert_allclose(to_numpy(layer(x, start_index=4))[0], table[4:7], atol=1e-6)
+    with pytest.raises(ValueError, match="max_length=16"):
+        layer(np.zeros((1, 17, D), "float32"))
+    with pytest.raises(ValueError, match="max_length"):
+        layers.LearnedPositionalEmbedding(max_length=0)
+
+
+# --- embeddings and feed-forward ---------------------------------------------
+
+
+def test_token_embedding_scales_and_ties():
+    layer, out = run_layer_checks(
+        layers.TokenEmbedding,
+        {"vocabulary_size": 50, "d_model": 16},
+        np.array([[1, 2, 3], [4, 0, 0]], "int32"),
+        fit=False,
+    )
+    table = to_numpy(layer.embeddings)
+    np.testing.assert_allclose(to_numpy(out)[0, 1], table[2] * 4.0, rtol=1e-6)
+    hidden = random_inputs(2, 3, 16)
+    logits = layer(hidden, reverse=True)
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    np.testing.assert_allclose(to_numpy(logits), hidden @ table.T, atol=1e-5)
+    mixed = layers.TokenEmbedding(50, 16, dtype="mixed_bfloat16")
+    mixed.build()
+    assert keras.backend.standardize_dtype(mixed(hidden, reverse=True).dtype) == "float32"
+
+
+def test_validate_token_ids():
+    layers.validate_token_ids(np.array([[0, 49]]), 50)
+    with pytest.raises(ValueError, match=r"\[0, 50\).*\[0, 50\]"):
+        layers.validate_token_ids(np.array([[0, 50]]), 50)
+    with pytest.raises(ValueError, match="-1"):
+        layers.validate_token_ids(np.array([[-1, 3]]), 50)
+
+
+def test_feed_forward_is_relu_mlp():
+    layer, out = run_layer_checks(
+        layers.PositionwiseFeedForward, {"d_model": D, "d_ff": 64}, random_inputs(B, T, D)
+    )
+    w1, b1, w2, b2 = (to_numpy(w) for w in layer.weights)
+    x = random_inputs(B, T, D)
+    np.testing.assert_allclose(
+        to_numpy(layer(x)), np.maximum(0, x @ w1 + b1) @ w2 + b2, atol=1e-4
+    )
+
+
+# --- encoder and decoder layers ------------------------------------------------
+
+
+@pytest.mark.parametrize("position", ["post", "pre"])
+def test_encoder_layer(position):
+    kwargs = {"d_model": D, "num_heads": H, "d_ff": 64, "normalization_position": position}
+    layer, out = run_layer_checks(
+        layers.TransformerEncoderLayer, kwargs, random_inputs(B, T, D)
+    )
+    if position == "post":  # output of a LayerNorm: zero mean, unit variance
+        np.testing.assert_allclose(to_numpy(out).mean(-1), 0.0, atol=1e-4)
+
+
+def test_layer_argument_errors():
+    with pytest.raises(ValueError, match="normalization_position"):
+        layers.TransformerEncoderLayer(D, H, 64, normalization_position="middle")
+    with pytest.raises(ValueError, match="dropout_rate"):
+        layers.TransformerDecoderLayer(D, H, 64, dropout_rate=1.0)
+    with pytest.raises(ValueError, match="divisible"):
+        layers.TransformerDecoderLayer(30, H, 64)
+
+
+def test_encoder_padding_does_not_change_real_positions():
+    layer = layers.TransformerEncoderLayer(D, H, 64)
+    x = random_inputs(1, T, D)
+    padded = np.concatenate([x, random_inputs(1, 3, D)], axis=1)
+    mask = np.array([[True] * T + [False] * 3])
+    np.testing.assert_allclose(
+        to_numpy(layer(padded, encoder_padding_mask=mask))[:, :T],
+        to_numpy(layer(x)),
+        atol=1e-5,
+    )
+
+
+@pytest.mark.parametrize("position", ["post", "pre"])
+def test_decoder_layer_and_cache(position):
+    layer = layers.TransformerDecoderLayer(D, H, 64, normalization_position=position)
+    y, x = random_inputs(B, T, D), random_inputs(B, S, D)
+    encoder_mask = np.ones((B, S), bool)
+    encoder_mask[1, 4:] = False
+    one_shot = to_numpy(layer(y, x, encoder_padding_mask=encoder_mask))
+    config = layer.get_config()
+    assert layers.TransformerDecoderLayer.from_config(config).get_config() == config
+    self_cache = ops.zeros((B, 2, T, H, D // H))
+    cross_cache = layer.cross_attention.compute_key_value_cache(x)
+    steps = []
+    for t in range(T):
+        out, self_cache = layer(
+            y[:, t : t + 1],
+            encoder_padding_mask=encoder_mask,
+            self_attention_cache=self_cache,
+            cross_attention_cache=cross_cache,
+            cache_index=t,
+        )
+        steps.append(to_numpy(out))
+    np.testing.assert_allclose(np.concatenate(steps, 1), one_shot, atol=1e-5)
+    out, scores = layer(y, x, encoder_padding_mask=encoder_mask, return_attention_scores=True)
+    assert to_numpy(scores["cross_attention"]).shape == (B, H, T, S)
+    assert np.all(to_numpy(scores["cross_attention"])[1, :, :, 4:] == 0)

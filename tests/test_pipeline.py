@@ -1,0 +1,384 @@
+"""Tests for parallel text reading and the tf.data pipeline (keras_transformer.data)."""
+
+import collections
+import gzip
+import itertools
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_transformer.data.default_task import default_task_splits
+from keras_transformer.data.pipeline import default_bucket_lengths
+from keras_transformer.data.pipeline import make_dataset
+from keras_transformer.data.pipeline import make_dataset_from_files
+from keras_transformer.data.text_files import read_lines
+from keras_transformer.data.text_files import read_parallel
+from keras_transformer.data.text_files import write_lines
+from keras_transformer.data.tokenizer import SubwordTokenizer
+from keras_transformer.special_tokens import BOS_ID
+from keras_transformer.special_tokens import EOS_ID
+from keras_transformer.special_tokens import PAD_ID
+
+NUM_PAIRS = 1000
+
+
+@pytest.fixture(scope="session")
+def pairs():
+    # Lists of 1 to 4 numbers, so that lengths span several buckets.
+    english, german = default_task_splits(seed=0)["train"]
+    src, tgt, start = [], [], 0
+    for i in range(NUM_PAIRS):
+        count = 1 + i % 4
+        src.append(" and ".join(english[start : start + count]))
+        tgt.append(" und ".join(german[start : start + count]))
+        start += count
+    return src, tgt
+
+
+@pytest.fixture(scope="session")
+def tokenizer(pairs):
+    src, tgt = pairs
+    return SubwordTokenizer.train(itertools.chain(src, tgt), vocabulary_size=200)
+
+
+def _batches(dataset):
+    return [
+        (
+            inputs["encoder_token_ids"].numpy(),
+            inputs["decoder_token_ids"].numpy(),
+            labels.numpy(),
+        )
+        for inputs, labels in dataset
+    ]
+
+
+def _real(row):
+    return row[row != PAD_ID]
+
+
+# ----------------------------------------------------------------------------
+# Reading parallel files.
+
+
+def _write(path, text, compress=False):
+    data = text.encode("utf-8")
+    if compress:
+        data = gzip.compress(data)
+    path.write_bytes(data)
+    return str(path)
+
+
+def test_read_parallel_plain_and_gzip(tmp_path):
+    src = _write(tmp_path / "a.en", "Hello  world \nA dog.\r\n\n  x\nlast\n")
+    tgt = _write(tmp_path / "a.de.gz", "Hallo Welt\nEin Hund.\nleer?\n\nletzte\n", True)
+    src_lines, tgt_lines, stats = read_parallel(src, tgt)
+    assert src_lines == ["Hello  world", "A dog.", "last"]
+    assert tgt_lines == ["Hallo Welt", "Ein Hund.", "letzte"]
+    assert stats.num_lines == 5
+    assert stats.num_pairs == 3
+    assert stats.num_skipped_empty == 2  # one empty source, one empty target
+
+
+def test_gzip_detected_by_magic_bytes(tmp_path):
+    path = _write(tmp_path / "no_suffix", "eins\nzwei\n", compress=True)
+    assert read_lines(path) == ["eins", "zwei"]
+
+
+def test_only_newline_ends_a_line(tmp_path):
+    # A stray carriage return or U+2028 must not split a sentence.
+    src = _write(tmp_path / "s", "a\rb\nc\u2028d\n")
+    tgt = _write(tmp_path / "t", "1\n2\n")
+    src_lines, tgt_lines, _ = read_parallel(src, tgt)
+    assert src_lines == ["a\rb", "c\u2028d"]
+    assert tgt_lines == ["1", "2"]
+
+
+def test_mismatched_line_counts_name_files_and_counts(tmp_path):
+    src = _write(tmp_path / "x.en", "a\nb\nc\n")
+    tgt = _write(tmp_path / "x.de", "a\nb\n")
+    with pytest.raises(ValueError) as error:
+        read_parallel(src, tgt)
+    message = str(error.value)
+    assert "x.en" in message and "x.de" in message
+    assert "3 lines" in message and "2 lines" in message
+
+
+def test_missing_and_unreadable_files_name_the_path(tmp_path):
+    ok = _write(tmp_path / "ok", "a\n")
+    with pytest.raises(FileNotFoundError, match="missing.en"):
+        read_parallel(str(tmp_path / "missing.en"), ok)
+    broken = tmp_path / "broken.gz"
+    broken.write_bytes(gzip.compress(b"abc\n" * 100)[:30])  # truncated gzip
+    with pytest.raises(ValueError, match="broken.gz"):
+        read_parallel(ok, str(broken))
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("Stra\xdfe\n".encode("latin-1"))
+    with pytest.raises(ValueError, match="latin1.txt.*UTF-8"):
+        read_lines(str(latin1))
+    with pytest.raises(ValueError, match=str(tmp_path)):
+        read_lines(str(tmp_path))  # a directory
+
+
+def test_write_lines_round_trip(tmp_path):
+    lines = ["über", "zwei Wörter", "3.5"]
+    for name in ("plain.txt", "packed.txt.gz"):
+        path = write_lines(str(tmp_path / "sub" / name), lines)
+        assert read_lines(path) == lines
+    with open(path, "rb") as f:
+        assert f.read(2) == b"\x1f\x8b"
+    with pytest.raises(ValueError, match="newline"):
+        write_lines(str(tmp_path / "bad"), ["a\nb"])
+
+
+# ----------------------------------------------------------------------------
+# The dataset.
+
+
+def test_default_bucket_lengths():
+    assert default_bucket_lengths(128) == (8, 16, 24, 32, 40, 56, 72, 96, 128)
+    for max_length in (2, 10, 32, 64, 100, 256, 512):
+        lengths = default_bucket_lengths(max_length)
+        assert lengths[-1] == max_length
+        assert list(lengths) == sorted(set(lengths))
+        assert len(lengths) <= 16
+
+
+def test_examples_are_shifted_pairs(pairs, tokenizer):
+    src, tgt = pairs
+    dataset, report = make_dataset(
+        src, tgt, tokenizer, tokens_per_batch=512, max_length=40, seed=0
+    )
+    spec_inputs, spec_labels = dataset.element_spec
+    assert set(spec_inputs) == {"encoder_token_ids", "decoder_token_ids"}
+    assert spec_labels.dtype == tf.int32
+    assert all(s.dtype == tf.int32 for s in spec_inputs.values())
+
+    seen = []
+    for encoder, decoder, labels in _batches(dataset):
+        assert encoder.dtype == decoder.dtype == labels.dtype == np.int32
+        assert decoder.shape == labels.shape
+        for enc_row, dec_row, lab_row in zip(encoder, decoder, labels):
+            enc, dec, lab = _real(enc_row), _real(dec_row), _real(lab_row)
+            # Padding only at the end.
+            assert (enc_row[len(enc) :] == PAD_ID).all()
+            assert (dec_row[len(dec) :] == PAD_ID).all()
+            assert enc[-1] == EOS_ID and list(enc).count(EOS_ID) == 1
+            assert BOS_ID not in enc
+            assert dec[0] == BOS_ID and EOS_ID not in dec
+            assert lab[-1] == EOS_ID and BOS_ID not in lab
+            assert len(dec) == len(lab)
+            np.testing.assert_array_equal(dec[1:], lab[:-1])
+            seen.append((tokenizer.decode([enc])[0], tokenizer.decode([lab])[0]))
+    # Every pair exactly once per epoch, sides still aligned.
+    assert collections.Counter(seen) == collections.Counter(zip(src, tgt))
+    assert report.num_examples == len(src) == report.num_pairs
+
+
+def test_token_budget_and_bucket_shapes(pairs, tokenizer):
+    src, tgt = pairs
+    tokens_per_batch, max_length = 256, 24
+    dataset, report = make_dataset(
+        src, tgt, tokenizer, tokens_per_batch=tokens_per_batch, max_length=max_length
+    )
+    batches = _batches(dataset)
+    sizes = dict(zip(report.bucket_lengths, report.bucket_batch_sizes))
+    real_source = real_target = padded = 0
+    for encoder, decoder, labels in batches:
+        batch, length = encoder.shape
+        assert decoder.shape == labels.shape == (batch, length)
+        assert length in sizes  # padded to a bucket boundary
+        assert batch <= sizes[length] == tokens_per_batch // length
+        assert batch * length <= tokens_per_batch
+        # Bucketed: the longest row is longer than the previous bucket.
+        longest = max(
+            (encoder != PAD_ID).sum(axis=1).max(), (decoder != PAD_ID).sum(axis=1).max()
+        )
+        previous = max([b for b in report.bucket_lengths if b < length], default=0)
+        assert previous < longest <= length
+        real_source += int((encoder != PAD_ID).sum())
+        real_target += int((labels != PAD_ID).sum())
+        padded += 2 * encoder.size
+    assert len(batches) == report.num_batches
+    assert real_source == report.num_source_tokens
+    assert real_target == report.num_target_tokens
+    real = real_source + real_target
+    assert report.padding_fraction == pytest.approx(1 - real / padded)
+    # Mostly full batches: on average close to the token budget.
+    assert padded / 2 / len(batches) > 0.5 * tokens_per_batch
+
+
+def test_custom_buckets_and_drop_remainder(pairs, tokenizer):
+    src, tgt = pairs
+    dataset, report = make_dataset(
+        src, tgt, tokenizer, tokens_per_batch=300, max_length=30,
+        bucket_boundaries=[10, 20], drop_remainder=True,
+    )
+    assert report.bucket_lengths == (10, 20, 30)
+    assert report.bucket_batch_sizes == (30, 15, 10)
+    shapes = {encoder.shape for encoder, _, _ in _batches(dataset)}
+    assert shapes <= {(30, 10), (15, 20), (10, 30)}
+    assert sum(1 for _ in dataset) == report.num_batches
+
+
+def test_filter_long_pairs_is_reported(pairs, tokenizer):
+    src, tgt = pairs
+    max_length = 16
+    lengths = [
+        max(len(s) + 1, len(t) + 1)
+        for s, t in zip(tokenizer.encode(src), tokenizer.encode(tgt))
+    ]
+    expected_filtered = sum(length > max_length for length in lengths)
+    assert 0 < expected_filtered < len(src)
+    dataset, report = make_dataset(
+        src, tgt, tokenizer, tokens_per_batch=64, max_length=max_length
+    )
+    assert report.num_filtered == expected_filtered
+    assert report.num_truncated == 0
+    assert report.num_examples == len(src) - expected_filtered
+    batches = _batches(dataset)
+    assert sum(len(encoder) for encoder, _, _ in batches) == report.num_examples
+    assert max(encoder.shape[1] for encoder, _, _ in batches) <= max_length
+    assert str(expected_filtered) in report.summary()
+
+
+def test_truncate_long_pairs_keeps_eos(pairs, tokenizer):
+    src, tgt = pairs
+    max_length = 16
+    dataset, report = make_dataset(
+        src, tgt, tokenizer, tokens_per_batch=64, max_length=max_length,
+        length_handling="truncate",
+    )
+    assert report.num_truncated > 0 and report.num_filtered == 0
+    assert report.num_examples == len(src)
+    full_rows = 0
+    for encoder, decoder, labels in _batches(dataset):
+        assert encoder.shape[1] <= max_length
+        for enc_row, lab_row in zip(encoder, labels):
+            assert _real(enc_row)[-1] == EOS_ID
+            assert _real(lab_row)[-1] == EOS_ID
+            full_rows += len(_real(enc_row)) == max_length
+    assert full_rows > 0
+
+
+def test_shuffle_is_seeded(pairs, tokenizer):
+    src, tgt = pairs
+
+    def first_batches(seed):
+        dataset, _ = make_dataset(
+            src, tgt, tokenizer, tokens_per_batch=256, max_length=24, seed=seed
+        )
+        return [b[0] for b in _batches(dataset.take(3))]
+
+    a, b, c = first_batches(1), first_batches(1), first_batches(2)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    assert any(x.shape != z.shape or (x != z).any() for x, z in zip(a, c))
+
+
+def test_no_shuffle_and_repeat(pairs, tokenizer):
+    src, tgt = pairs
+    dataset, report = make_dataset(
+        src[:200], tgt[:200], tokenizer, tokens_per_batch=256, max_length=24,
+        shuffle=False, repeat=True,
+    )
+    batches = _batches(dataset.take(3 * report.num_batches))
+    assert len(batches) == 3 * report.num_batches
+    assert {e.shape[1] for e, _, _ in batches} <= set(report.bucket_lengths)
+
+
+def test_argument_errors(pairs, tokenizer):
+    src, tgt = pairs
+    with pytest.raises(ValueError, match=r"tokens_per_batch=64, max_length=128"):
+        make_dataset(src, tgt, tokenizer, tokens_per_batch=64, max_length=128)
+    with pytest.raises(ValueError, match="tokens_per_batch must be a positive int"):
+        make_dataset(src, tgt, tokenizer, tokens_per_batch=0)
+    with pytest.raises(ValueError, match="max_length must be a positive int"):
+        make_dataset(src, tgt, tokenizer, max_length=12.5)
+    with pytest.raises(ValueError, match="length_handling"):
+        make_dataset(src, tgt, tokenizer, length_handling="clip")
+    with pytest.raises(ValueError, match="increasing"):
+        make_dataset(src, tgt, tokenizer, bucket_boundaries=[16, 8])
+    with pytest.raises(ValueError, match="must not exceed max_length"):
+        make_dataset(src, tgt, tokenizer, max_length=32, bucket_boundaries=[16, 64])
+    with pytest.raises(ValueError, match=f"{len(src)} source, {len(src) - 1} target"):
+        make_dataset(src, tgt[:-1], tokenizer)
+    with pytest.raises(ValueError, match="No sentence pairs left"):
+        make_dataset(["a" * 50], ["b" * 50], tokenizer, max_length=2, tokens_per_batch=2)
+
+
+def test_make_dataset_from_files(tmp_path, pairs, tokenizer):
+    src, tgt = pairs
+    src_lines = src[:100] + [""]
+    tgt_lines = tgt[:100] + ["null"]
+    src_path = write_lines(str(tmp_path / "train.en.gz"), src_lines)
+    tgt_path = write_lines(str(tmp_path / "train.de"), tgt_lines)
+    dataset, report = make_dataset_from_files(
+        src_path, tgt_path, tokenizer, tokens_per_batch=256, max_length=40
+    )
+    assert report.num_skipped_empty == 1
+    assert report.num_pairs == report.num_examples == 100
+    assert sum(len(e) for e, _, _ in _batches(dataset)) == 100
+
+
+def test_dataset_feeds_keras_fit(pairs, tokenizer):
+    import keras
+
+    src, tgt = pairs
+    # One bucket, so one shape and one compilation under every backend.
+    dataset, report = make_dataset(
+        src, tgt, tokenizer, tokens_per_batch=240, max_length=24,
+        bucket_boundaries=[24], repeat=True, seed=0,
+    )
+    assert report.bucket_batch_sizes == (10,)
+    vocabulary_size = tokenizer.vocabulary_size
+
+    class Tiny(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.embedding = keras.layers.Embedding(vocabulary_size, 8)
+            self.logits = keras.layers.Dense(vocabulary_size)
+
+        def call(self, inputs):
+            source = self.embedding(inputs["encoder_token_ids"])
+            target = self.embedding(inputs["decoder_token_ids"])
+            context = keras.ops.mean(source, axis=1, keepdims=True)
+            return self.logits(target + context)  # (batch, T, vocabulary)
+
+    model = Tiny()
+    model.compile(
+        optimizer="adam",
+        loss=keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, ignore_class=PAD_ID
+        ),
+    )
+    history = model.fit(dataset, epochs=2, steps_per_epoch=3, shuffle=False, verbose=0)
+    assert len(history.history["loss"]) == 2
+    assert np.isfinite(history.history["loss"]).all()
+
+
+MULTI30K_DIR = os.environ.get(
+    "MULTI30K_DIR",
+    os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "multi30k"),
+)
+
+
+@pytest.mark.multi30k
+def test_multi30k_validation_split():
+    src_path = os.path.join(MULTI30K_DIR, "val.en.gz")
+    tgt_path = os.path.join(MULTI30K_DIR, "val.de.gz")
+    if not (os.path.exists(src_path) and os.path.exists(tgt_path)):
+        pytest.skip(f"Multi30k not found in {MULTI30K_DIR} (set MULTI30K_DIR)")
+    src, tgt, stats = read_parallel(src_path, tgt_path)
+    assert stats.num_lines == 1014
+    assert stats.num_pairs + stats.num_skipped_empty == 1014
+    assert any("ä" in t or "ü" in t or "ß" in t for t in tgt)
+    tokenizer = SubwordTokenizer.train(itertools.chain(src, tgt), vocabulary_size=1000)
+    sample = src[:20] + tgt[:20]
+    assert tokenizer.decode(tokenizer.encode(sample)) == sample
+    dataset, report = make_dataset_from_files(
+        src_path, tgt_path, tokenizer, tokens_per_batch=2048
+    )
+    assert report.num_examples + report.num_filtered == stats.num_pairs
+    assert sum(len(e) for e, _, _ in _batches(dataset)) == report.num_examples

@@ -1,0 +1,111 @@
+import math
+
+import keras
+import numpy as np
+import pytest
+
+import keras_transformer as kt
+from conftest import to_numpy
+
+
+def paper_rate(step, d_model=512, warmup=4000):
+    return d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+
+
+@pytest.mark.parametrize("step", [1, 4000, 100_000, 1234])
+def test_schedule_matches_the_formula(step):
+    schedule = kt.TransformerSchedule(512)
+    assert float(to_numpy(schedule(step))) == pytest.approx(paper_rate(step), rel=1e-5)
+
+
+def test_schedule_is_safe_at_zero_and_serializable():
+    schedule = kt.TransformerSchedule(256, warmup_steps=100)
+    value = float(to_numpy(schedule(0)))
+    assert math.isfinite(value) and value > 0
+    restored = keras.saving.deserialize_keras_object(
+        keras.saving.serialize_keras_object(schedule), safe_mode=True
+    )
+    assert restored.get_config() == schedule.get_config()
+    for bad in ({"d_model": 0}, {"d_model": 8, "warmup_steps": -1}):
+        with pytest.raises(ValueError, match="Received"):
+            kt.TransformerSchedule(**bad)
+
+
+def test_optimizer_helper_is_the_papers_adam():
+    optimizer = kt.transformer_optimizer(512)
+    assert isinstance(optimizer, keras.optimizers.Adam)
+    assert (optimizer.beta_1, optimizer.beta_2, optimizer.epsilon) == (0.9, 0.98, 1e-9)
+    assert isinstance(optimizer._learning_rate, kt.TransformerSchedule)
+
+
+def test_label_smoothed_loss_matches_hand_computation():
+    eps, V = 0.1, 5
+    logits = np.random.default_rng(0).normal(size=(2, 3, V)).astype("float32")
+    labels = np.array([[1, 4, 0], [2, 0, 0]])
+    log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    expected, count = 0.0, 0
+    for b in range(2):
+        for t in range(3):
+            if labels[b, t] == 0:
+                continue
+            target = np.full(V, eps / V)
+            target[labels[b, t]] += 1 - eps
+            expected += -(target * log_p[b, t]).sum()
+            count += 1
+    loss = kt.LabelSmoothedCrossEntropy(label_smoothing=eps)
+    assert float(to_numpy(loss(labels, logits))) == pytest.approx(expected / count, rel=1e-5)
+    assert float(to_numpy(loss(np.zeros((2, 3), "int32"), logits))) == 0.0
+    restored = kt.LabelSmoothedCrossEntropy.from_config(loss.get_config())
+    assert restored.label_smoothing == eps
+    with pytest.raises(ValueError, match="label_smoothing"):
+        kt.LabelSmoothedCrossEntropy(label_smoothing=1.5)
+
+
+def test_masked_token_accuracy():
+    metric = kt.MaskedTokenAccuracy()
+    labels = np.array([[1, 2, 0, 0]])
+    logits = np.eye(4)[[1, 3, 0, 0]][None].astype("float32")
+    metric.update_state(labels, logits)
+    assert float(to_numpy(metric.result())) == pytest.approx(0.5)
+    assert kt.MaskedTokenAccuracy.from_config(metric.get_config()).pad_id == 0
+
+
+def copy_task(rng, n=64, length=6, vocab=20):
+    tokens = rng.integers(4, vocab, size=(n, length)).astype("int32")
+    source = np.concatenate([tokens, np.full((n, 1), kt.EOS_ID, "int32")], 1)
+    decoder = np.concatenate([np.full((n, 1), kt.BOS_ID, "int32"), tokens], 1)
+    labels = source.copy()
+    return {"encoder_token_ids": source, "decoder_token_ids": decoder}, labels
+
+
+def compiled_tiny(dtype=None, vocab=20):
+    model = kt.Transformer(
+        vocabulary_size=vocab, num_layers=1, d_model=32, num_heads=4, d_ff=64, dtype=dtype
+    )
+    model.compile(
+        optimizer=kt.transformer_optimizer(32, warmup_steps=20),
+        loss=kt.LabelSmoothedCrossEntropy(),
+        metrics=[kt.MaskedTokenAccuracy()],
+    )
+    return model
+
+
+def test_fit_learns_a_copy_task(rng):
+    inputs, labels = copy_task(rng, n=128)
+    model = compiled_tiny()
+    history = model.fit(inputs, labels, batch_size=32, epochs=12, verbose=0)
+    losses = history.history["loss"]
+    assert losses[-1] < 0.6 * losses[0]
+    assert history.history["token_accuracy"][-1] > 0.4
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_trains_with_finite_loss(rng, policy):
+    inputs, labels = copy_task(rng)
+    model = compiled_tiny(dtype=policy)
+    assert model.dtype_policy.name == policy
+    logits = model(inputs)
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    history = model.fit(inputs, labels, batch_size=32, epochs=2, verbose=0)
+    assert all(np.isfinite(history.history["loss"]))
+    assert history.history["loss"][-1] < history.history["loss"][0]
