@@ -1,5 +1,7 @@
 """The encoder-decoder Transformer as a functional `keras.Model` (paper §3)."""
 
+import re
+
 import keras
 from keras import ops
 
@@ -21,6 +23,19 @@ def _check_positive(**sizes):
     for name, value in sizes.items():
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ValueError(f"{name} must be a positive int. Received: {name}={value!r}")
+
+
+def _portable_optimizer_modules(config):
+    if isinstance(config, dict):
+        module = config.get("module")
+        if isinstance(module, str) and re.match(
+            r"keras\.src\.backend\.\w+\.optimizers", module
+        ):
+            config = dict(config, module="keras.optimizers")
+        return {key: _portable_optimizer_modules(value) for key, value in config.items()}
+    if isinstance(config, list):
+        return [_portable_optimizer_modules(value) for value in config]
+    return config
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
@@ -218,6 +233,11 @@ class Transformer(keras.Model):
             **kwargs,
         )
 
+        # The functional constructor does not take a dtype policy; set it so
+        # that `model.dtype_policy` (and the saved config) tell the truth.
+        if dtype is not None:
+            self.dtype_policy = keras.dtype_policies.get(dtype)
+
         # === Config ===
         self.vocabulary_size = vocabulary_size
         self.num_layers = num_layers
@@ -382,6 +402,15 @@ class Transformer(keras.Model):
         return scores
 
     # --- configuration ---
+
+    def get_compile_config(self):
+        # Keras 3 serializes an optimizer created under the torch backend with
+        # its backend-specific module ("keras.src.backend.torch.optimizers.
+        # torch_adam"), so a file saved under torch would reload under
+        # TensorFlow or JAX with torch's update step and fail in `fit`. Point
+        # such entries back at the public `keras.optimizers` classes, which
+        # resolve to the loading backend's implementation.
+        return _portable_optimizer_modules(super().get_compile_config())
 
     def get_config(self):
         return {

@@ -7,7 +7,7 @@ import warnings
 import keras
 import numpy as np
 
-from keras_transformer.decoding.generate import Generator
+from keras_transformer.decoding.compile import Generator
 from keras_transformer.layers.embedding import validate_token_ids
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
@@ -199,7 +199,14 @@ class Translator:
             rows = order[start : start + batch_size]
             batch = _batch_bucket(len(rows), batch_size)
             source_length = _round_up(max(len(sources[i]) for i in rows), self.length_bucket)
-            max_length = _round_up(max(limits[i] for i in rows), self.length_bucket)
+            # The output buffer follows the source bucket (one compiled
+            # function per bucket), unless rows have explicit tighter caps.
+            max_length = source_length - 1 + max_extra_length
+            if max_output_lengths is not None:
+                max_length = min(
+                    max_length,
+                    _round_up(max(limits[i] for i in rows), self.length_bucket),
+                )
             if self.max_positions is not None:
                 max_length = min(max_length, self.max_positions)
             encoder_ids = np.full((batch, source_length), PAD_ID, np.int32)

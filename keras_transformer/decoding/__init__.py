@@ -1,14 +1,14 @@
 """Decoding: model-agnostic greedy and beam search, and their compiled use
 with a `Transformer` (incremental decoding with key/value caches)."""
 
-from keras_transformer.decoding.generate import Generator
-from keras_transformer.decoding.generate import cached_tokens_to_logits
-from keras_transformer.decoding.generate import compiled_decode
-from keras_transformer.decoding.generate import generate
-from keras_transformer.decoding.generate import jax_stateless_jit
-from keras_transformer.decoding.generate import reorder_transformer_cache
-from keras_transformer.decoding.generate import uncached_initial_cache
-from keras_transformer.decoding.generate import uncached_tokens_to_logits
+from keras_transformer.decoding.compile import Generator
+from keras_transformer.decoding.compile import cached_tokens_to_logits
+from keras_transformer.decoding.compile import compiled_decode
+from keras_transformer.decoding.compile import generate
+from keras_transformer.decoding.compile import jax_stateless_jit
+from keras_transformer.decoding.compile import reorder_transformer_cache
+from keras_transformer.decoding.compile import uncached_initial_cache
+from keras_transformer.decoding.compile import uncached_tokens_to_logits
 from keras_transformer.decoding.search import NEG_INF
 from keras_transformer.decoding.search import beam_search
 from keras_transformer.decoding.search import gather_cache

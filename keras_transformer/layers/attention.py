@@ -8,6 +8,21 @@ from keras import ops
 from keras_transformer.layers.masks import causal_mask, merge_attention_masks
 
 
+def fused_attention_supported(dtype):
+    """Whether `keras.ops.dot_product_attention` can train in ``dtype`` here.
+
+    Backend-specific: Keras' JAX fallback computes float16 logits with
+    ``preferred_element_type=float32``, a dot_general that XLA:CPU cannot
+    compile (its gradient fails with "precision 'F16_F16_F32' is not
+    supported"). float16 on a JAX CPU therefore takes the explicit path.
+    """
+    if keras.config.backend() != "jax" or dtype != "float16":
+        return True
+    import jax
+
+    return jax.default_backend() != "cpu"
+
+
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class MultiHeadAttention(keras.layers.Layer):
     """Multi-head scaled dot-product attention, §3.2 of the paper.
@@ -211,7 +226,9 @@ class MultiHeadAttention(keras.layers.Layer):
             mask = ops.logical_or(mask, ops.logical_not(any_valid))
 
         scores = None
-        if return_attention_scores:
+        if return_attention_scores or not fused_attention_supported(
+            keras.backend.standardize_dtype(q.dtype)
+        ):
             outputs, scores = self._attention_with_scores(q, k, v, mask)
         else:
             outputs = ops.dot_product_attention(

@@ -1,0 +1,86 @@
+"""A .keras file saved under one backend loads under the others, gives the
+same logits, and keeps training with its optimizer state."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+
+import keras_transformer as kt
+from conftest import REPO_ROOT, to_numpy
+
+BACKENDS = ("tensorflow", "jax", "torch")
+
+LOAD_AND_CONTINUE = textwrap.dedent(
+    """
+    import sys
+    import keras
+    import numpy as np
+    import keras_transformer  # registers the classes; no custom_objects
+
+    path, data_path = sys.argv[1], sys.argv[2]
+    data = np.load(data_path)
+    inputs = {"encoder_token_ids": data["source"], "decoder_token_ids": data["target"]}
+    model = keras.saving.load_model(path)  # safe_mode=True by default
+    logits = keras.ops.convert_to_numpy(model(inputs, training=False))
+    np.testing.assert_allclose(logits, data["logits"], atol=1e-5)
+    assert int(model.optimizer.iterations) == 2, int(model.optimizer.iterations)
+    before = float(keras.ops.convert_to_numpy(model.optimizer.learning_rate))
+    model.fit(inputs, data["labels"], epochs=1, batch_size=len(data["labels"]), verbose=0)
+    assert int(model.optimizer.iterations) == 3
+    after = float(keras.ops.convert_to_numpy(model.optimizer.learning_rate))
+    assert after > before, (before, after)  # still warming up: schedule continued
+    print("ok", keras.backend.backend())
+    """
+)
+
+
+@pytest.mark.slow
+def test_keras_file_loads_and_trains_under_every_other_backend(tmp_path, rng):
+    model = kt.Transformer(
+        vocabulary_size=40, num_layers=1, d_model=32, num_heads=4, d_ff=64
+    )
+    model.compile(
+        optimizer=kt.transformer_optimizer(32, warmup_steps=100),
+        loss=kt.LabelSmoothedCrossEntropy(),
+        metrics=[kt.MaskedTokenAccuracy()],
+    )
+    source = rng.integers(4, 40, size=(4, 6)).astype("int32")
+    target = rng.integers(4, 40, size=(4, 5)).astype("int32")
+    target[:, 0] = kt.BOS_ID
+    target[0, 3:] = 0
+    labels = np.concatenate([target[:, 1:], np.full((4, 1), kt.EOS_ID)], 1)
+    labels[0, 2:] = 0
+    inputs = {"encoder_token_ids": source, "decoder_token_ids": target}
+    model.fit(inputs, labels, epochs=2, batch_size=4, verbose=0)
+    path = str(tmp_path / "model.keras")
+    model.save(path)
+    data_path = str(tmp_path / "data.npz")
+    np.savez(
+        data_path,
+        source=source,
+        target=target,
+        labels=labels,
+        logits=to_numpy(model(inputs, training=False)),
+    )
+    script = tmp_path / "load.py"
+    script.write_text(LOAD_AND_CONTINUE)
+    for backend in [b for b in BACKENDS if b != keras.backend.backend()]:
+        env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+        env["PYTHONPATH"] = REPO_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+        result = subprocess.run(
+            [sys.executable, str(script), path, data_path],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert result.returncode == 0, (
+            f"saved under {keras.backend.backend()}, loading under {backend} failed:\n"
+            + result.stderr[-3000:]
+        )
+        assert f"ok {backend}" in result.stdout
