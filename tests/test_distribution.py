@@ -1,0 +1,120 @@
+"""Multi-device training on virtual CPU devices: 2 devices give the loss of 1
+device with the same global batch, and their checkpoints load on 1 device.
+
+Virtual devices must be configured before the framework starts, so each run
+is a subprocess (JAX: --xla_force_host_platform_device_count=2; TensorFlow:
+two logical CPU devices)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+
+from conftest import REPO_ROOT
+
+# Same weights, same data, no dropout: the only difference is how the batch
+# is split, so the losses agree up to float32 reduction order.
+TOLERANCE = 1e-4
+
+WORKER = textwrap.dedent(
+    """
+    import json, os, sys
+    kind, devices, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    backend = os.environ["KERAS_BACKEND"]
+    if backend == "tensorflow":
+        import tensorflow as tf
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(
+            cpu, [tf.config.LogicalDeviceConfiguration()] * devices
+        )
+    import keras, numpy as np
+    import keras_transformer as kt
+    from keras_transformer.distribution import distribution_scope
+
+    rng = np.random.default_rng(0)
+    n, length, vocab = 16, 6, 40
+    source = rng.integers(4, vocab, size=(n, length)).astype("int32")
+    target = rng.integers(4, vocab, size=(n, length)).astype("int32")
+    inputs = {"encoder_token_ids": source,
+              "decoder_token_ids": np.concatenate([np.full((n, 1), 2, "int32"), target[:, :-1]], 1)}
+    keras.utils.set_random_seed(0)
+    with distribution_scope(kind if devices > 1 else "none"):
+        model = kt.Transformer(vocabulary_size=vocab, num_layers=1, d_model=32,
+                               num_heads=4, d_ff=64, dropout_rate=0.0)
+        model.load_weights(sys.argv[4]) if len(sys.argv) > 4 else model.save_weights(out + ".init.weights.h5")
+        model.compile(optimizer=keras.optimizers.SGD(0.1),
+                      loss=kt.LabelSmoothedCrossEntropy())
+        history = model.fit(inputs, target, batch_size=8, epochs=3, shuffle=False, verbose=0)
+        model.save(out + ".keras")
+    json.dump({"loss": history.history["loss"],
+               "devices": len(keras.distribution.list_devices()) if backend == "jax" else devices},
+              open(out + ".json", "w"))
+    """
+)
+
+RELOAD = textwrap.dedent(
+    """
+    import sys, numpy as np, keras, keras_transformer
+    model = keras.saving.load_model(sys.argv[1])
+    ids = np.array([[5, 6, 7, 8]], "int32")
+    logits = model({"encoder_token_ids": ids, "decoder_token_ids": ids})
+    assert np.all(np.isfinite(keras.ops.convert_to_numpy(logits)))
+    print("reloaded")
+    """
+)
+
+
+def run(script, args, env_extra):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **env_extra)
+    env["PYTHONPATH"] = REPO_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    result = subprocess.run(
+        [sys.executable, str(script)] + [str(a) for a in args],
+        env=env, capture_output=True, text=True, timeout=400,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+@pytest.mark.slow
+def test_two_devices_match_one_device_and_checkpoints_load_on_one(tmp_path):
+    backend = keras.backend.backend()
+    if backend == "torch":
+        pytest.skip("covered by test_torch_distribution_is_refused_clearly")
+    worker = tmp_path / "worker.py"
+    worker.write_text(WORKER)
+    env = {"KERAS_BACKEND": backend}
+    single = tmp_path / "single"
+    run(worker, ["data", 1, single], env)
+    kinds = ["data", "model"] if backend == "jax" else ["data"]
+    for kind in kinds:
+        multi = tmp_path / kind
+        env2 = dict(env)
+        if backend == "jax":
+            env2["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+        run(worker, [kind, 2, multi, str(single) + ".init.weights.h5"], env2)
+        one = json.load(open(str(single) + ".json"))
+        two = json.load(open(str(multi) + ".json"))
+        assert two["devices"] == 2
+        np.testing.assert_allclose(two["loss"], one["loss"], atol=TOLERANCE)
+        # The distributed checkpoint loads in a plain single-device process.
+        reload_script = tmp_path / "reload.py"
+        reload_script.write_text(RELOAD)
+        assert "reloaded" in run(reload_script, [str(multi) + ".keras"], env).stdout
+
+
+def test_torch_distribution_is_refused_clearly():
+    from keras_transformer.distribution import distribution_scope
+
+    if keras.backend.backend() != "torch":
+        with pytest.raises(ValueError, match="distribution must be one of"):
+            with distribution_scope("pipeline"):
+                pass
+        return
+    with pytest.raises(ValueError, match="no multi-device API for PyTorch"):
+        with distribution_scope("data"):
+            pass
