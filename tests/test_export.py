@@ -1,0 +1,146 @@
+"""SavedModel export: a fresh process with only tensorflow + tensorflow_text
+serves the same translations as `Translator`, survives bad inputs, and the
+export works from a model trained under the current backend."""
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+
+import keras_transformer as kt
+from conftest import REPO_ROOT
+
+pytestmark = pytest.mark.slow
+
+BEAM, ALPHA, EXTRA, MAX_SOURCE = 2, 0.6, 8, 24
+
+SERVE = textwrap.dedent(
+    """
+    import json, sys
+    import tensorflow as tf
+    import tensorflow_text  # registers the SentencePiece ops
+    assert "keras_transformer" not in sys.modules
+    loaded = tf.saved_model.load(sys.argv[1])
+    serve = loaded.signatures["serving_default"]
+    cases = json.loads(open(sys.argv[2]).read())
+    out = {}
+    for name, sentences in cases.items():
+        result = serve(sentences=tf.constant(sentences, dtype=tf.string))
+        out[name] = {
+            "translations": [t.decode("utf-8") for t in result["translations"].numpy()],
+            "scores": result["scores"].numpy().tolist(),
+        }
+    ids = loaded.signatures["translate_token_ids"](token_ids=tf.constant([[5, 6, 7], [8, 0, 0]], tf.int32))
+    out["token_ids_shape"] = ids["token_ids"].shape.as_list()
+    out["keras_transformer_imported"] = "keras_transformer" in sys.modules
+    print(json.dumps(out))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    """A tiny model trained for a few steps under the current backend."""
+    from keras_transformer.data import SubwordTokenizer, default_task_splits, make_dataset
+
+    directory = tmp_path_factory.mktemp("model")
+    source, target = default_task_splits(num_train=400, num_valid=10, num_test=10)["train"]
+    tokenizer = SubwordTokenizer.train(itertools.chain(source, target), vocabulary_size=120)
+    tokenizer.save(str(directory))
+    dataset, _ = make_dataset(source, target, tokenizer, tokens_per_batch=512, max_length=16)
+    model = kt.Transformer(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=1, d_model=32, num_heads=4, d_ff=64
+    )
+    model.compile(optimizer=kt.transformer_optimizer(32, warmup_steps=50), loss=kt.LabelSmoothedCrossEntropy())
+    model.fit(dataset.take(8), epochs=1, verbose=0)
+    model.save(str(directory / "model.keras"))
+    return str(directory)
+
+
+def test_export_serves_like_the_translator(model_dir, tmp_path):
+    from keras_transformer.export import export_saved_model
+    from keras_transformer.translator import Translator
+
+    version_dir = export_saved_model(
+        model_dir, str(tmp_path / "export"), version=3, beam_size=BEAM, alpha=ALPHA,
+        max_extra_length=EXTRA, max_source_length=MAX_SOURCE,
+    )
+    assert version_dir.endswith(os.path.join("export", "3"))
+    for path in ("saved_model.pb", "variables", "assets/vocab.spm",
+                 "assets.extra/tf_serving_warmup_requests"):
+        assert os.path.exists(os.path.join(version_dir, path)), path
+
+    ordinary = ["twenty-one", "three hundred forty-five", "nine", "one thousand two"]
+    lengths = [" ".join(["seven"] * n) for n in (1, 3, 10, 30, 60)]  # ~1 to 200 pieces
+    cases = {
+        "ordinary": ordinary,
+        "empty_batch": [],
+        "blank": ["", "   ", "\t"],
+        "huge": ["nine " * 20000],  # 100,000 characters
+        "mixed_lengths": lengths,
+        "scripts": ["日本語のテキスト", "😀 twenty 🚀", "Ünïcödé ß"],
+        "batch_1": ordinary[:1],
+        "batch_2": ordinary[:2],
+        "batch_7": (ordinary * 2)[:7],
+    }
+    cases_path = tmp_path / "cases.json"
+    cases_path.write_text(json.dumps(cases))
+    script = tmp_path / "serve.py"
+    script.write_text(SERVE)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env.pop("KERAS_BACKEND", None)
+    result = subprocess.run(
+        [sys.executable, str(script), version_dir, str(cases_path)],
+        capture_output=True, text=True, env=env, timeout=600, cwd=str(tmp_path),
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    served = json.loads(result.stdout.strip().splitlines()[-1])
+    assert served["keras_transformer_imported"] is False
+    assert served["token_ids_shape"][0] == 2
+
+    for name, sentences in cases.items():
+        got = served[name]
+        assert len(got["translations"]) == len(sentences) == len(got["scores"]), name
+        assert all(np.isfinite(got["scores"])), name
+    assert served["empty_batch"] == {"translations": [], "scores": []}
+    assert served["blank"] == {"translations": ["", "", ""], "scores": [0.0, 0.0, 0.0]}
+
+    translator = Translator.from_directory(model_dir, max_source_length=MAX_SOURCE)
+    for name in ("ordinary", "mixed_lengths", "scripts", "batch_7", "huge"):
+        expected, scores = translator.translate(
+            cases[name], beam_size=BEAM, alpha=ALPHA, max_extra_length=EXTRA, return_scores=True
+        )
+        assert served[name]["translations"] == expected, name
+        np.testing.assert_allclose(served[name]["scores"], scores, atol=1e-3)
+
+
+def test_saved_model_cli_lists_both_signatures(model_dir, tmp_path):
+    from keras_transformer.export import export_saved_model
+
+    version_dir = export_saved_model(model_dir, str(tmp_path / "e"), beam_size=1, warmup=False)
+    cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
+    result = subprocess.run(
+        [cli, "show", "--all", "--dir", version_dir], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = result.stdout
+    for signature in ("serving_default", "translate_token_ids"):
+        assert f"signature_def['{signature}']" in out
+    block = out.split("signature_def['serving_default']")[1]
+    assert "dtype: DT_STRING" in block.split("output(s)")[0]
+    assert "shape: (-1)" in block.split("output(s)")[0]
+
+
+def test_export_errors(tmp_path):
+    from keras_transformer.export import export_saved_model
+
+    with pytest.raises(FileNotFoundError, match="model.keras"):
+        export_saved_model(str(tmp_path), str(tmp_path / "out"))
+    with pytest.raises(ValueError, match="beam_size"):
+        export_saved_model(str(tmp_path), str(tmp_path / "out"), beam_size=0)
