@@ -1,0 +1,130 @@
+"""Multi30k EN->DE: train for a time budget on this machine, then sacreBLEU.
+
+    python benchmarks/multi30k_bleu.py                       # 25 minutes, TensorFlow backend
+    python benchmarks/multi30k_bleu.py --minutes 5 --backend jax --output-dir runs/m30k_jax
+    python benchmarks/multi30k_bleu.py --skip-train --output-dir runs/multi30k   # evaluate only
+
+Runs exactly the user-facing commands:
+  keras-transformer train --config benchmarks/multi30k.yaml --train-src ... --set time_budget_minutes=N
+  keras-transformer evaluate --model-dir DIR --src test_2016_flickr.en.gz --ref test_2016_flickr.de.gz
+and, with --curve, a BLEU-vs-training-time curve from the epoch checkpoints
+(greedy decoding on --curve-sentences validation sentences; not counted in the
+training time). Writes DIR/benchmark.json and DIR/bleu_curve.png.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data", "multi30k")
+
+
+def run(command, env):
+    print("$", " ".join(command), flush=True)
+    start = time.time()
+    process = subprocess.Popen(command, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    lines = []
+    for line in process.stdout:  # stream progress, keep the output
+        print(line, end="", flush=True)
+        lines.append(line)
+    if process.wait():
+        raise SystemExit(f"command failed ({process.returncode})")
+    return "".join(lines), time.time() - start
+
+
+def bleu_curve(output_dir, data_dir, sentences, env):
+    """(seconds since training start, BLEU on val) for each epoch checkpoint."""
+    script = f"""
+import glob, json, os, sys, itertools
+import keras
+from keras_transformer.data import SubwordTokenizer, read_parallel
+from keras_transformer.translator import Translator
+from keras_transformer.bleu import corpus_bleu
+out = {output_dir!r}
+src, ref, _ = read_parallel(os.path.join({data_dir!r}, "val.en.gz"), os.path.join({data_dir!r}, "val.de.gz"))
+src, ref = src[:{sentences}], ref[:{sentences}]
+tokenizer = SubwordTokenizer.load(out)
+model = keras.saving.load_model(os.path.join(out, "model.keras"), compile=False)
+points = []
+for path in sorted(glob.glob(os.path.join(out, "checkpoints", "*.weights.h5"))):
+    model.load_weights(path)
+    hyps = Translator(model, tokenizer).translate(src, beam_size=1)
+    points.append((os.path.getmtime(path), os.path.basename(path), corpus_bleu(hyps, ref).score))
+print("CURVE", json.dumps(points))
+"""
+    stdout, _ = run([sys.executable, "-c", script], env)
+    line = [l for l in stdout.splitlines() if l.startswith("CURVE ")][-1]
+    return json.loads(line[len("CURVE "):])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-dir", default=os.environ.get("MULTI30K_DIR", DEFAULT_DATA))
+    parser.add_argument("--config", default=os.path.join(HERE, "multi30k.yaml"))
+    parser.add_argument("--backend", default="tensorflow")
+    parser.add_argument("--minutes", type=float, default=25.0)
+    parser.add_argument("--output-dir", default="runs/multi30k")
+    parser.add_argument("--skip-train", action="store_true")
+    parser.add_argument("--curve", action="store_true", help="BLEU-vs-time from the checkpoints")
+    parser.add_argument("--curve-sentences", type=int, default=300)
+    args = parser.parse_args(argv)
+
+    data = lambda name: os.path.join(args.data_dir, name)  # noqa: E731
+    if not os.path.exists(data("train.en.gz")):
+        raise SystemExit(f"Multi30k not found in {args.data_dir} (use --data-dir or MULTI30K_DIR)")
+    env = dict(os.environ, KERAS_BACKEND=args.backend, TF_CPP_MIN_LOG_LEVEL="2")
+    cli = [sys.executable, "-m", "keras_transformer"]
+    result = {"backend": args.backend, "minutes": args.minutes, "config": args.config}
+    if not args.skip_train:
+        _, seconds = run(
+            cli + [
+                "train", "--backend", args.backend, "--config", args.config,
+                "--output-dir", args.output_dir,
+                "--set", f"train_src={data('train.en.gz')}", "--set", f"train_tgt={data('train.de.gz')}",
+                "--set", f"valid_src={data('val.en.gz')}", "--set", f"valid_tgt={data('val.de.gz')}",
+                "--set", f"time_budget_minutes={args.minutes}", "--set", "eval_sentences=0",
+                "--set", f"backend={args.backend}",
+            ],
+            env,
+        )
+        result["train_command_seconds"] = round(seconds, 1)
+    stdout, seconds = run(
+        cli + [
+            "evaluate", "--backend", args.backend, "--model-dir", args.output_dir,
+            "--src", data("test_2016_flickr.en.gz"), "--ref", data("test_2016_flickr.de.gz"),
+            "--output", os.path.join(args.output_dir, "test_2016_flickr.hyp.de"),
+        ],
+        env,
+    )
+    result["evaluate_seconds"] = round(seconds, 1)
+    result["evaluate_output"] = stdout[-2000:]
+    scores = re.findall(r"BLEU[^\n]*?=\s*([0-9.]+)", stdout)
+    result["bleu_scores_found"] = scores
+    if args.curve:
+        points = bleu_curve(args.output_dir, args.data_dir, args.curve_sentences, env)
+        result["curve"] = points
+        if points:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+
+            start = points[0][0]
+            fig, ax = plt.subplots(figsize=(6, 4))
+            ax.plot([(t - start) / 60 for t, _, _ in points], [b for _, _, b in points], marker="o")
+            ax.set(xlabel="minutes since first checkpoint", ylabel="sacreBLEU (val, greedy)",
+                   title=f"Multi30k EN-DE, {args.backend}, 2 CPU cores")
+            fig.tight_layout()
+            fig.savefig(os.path.join(args.output_dir, "bleu_curve.png"), dpi=100)
+    with open(os.path.join(args.output_dir, "benchmark.json"), "w") as f:
+        json.dump(result, f, indent=2)
+    print(json.dumps({k: v for k, v in result.items() if k != "evaluate_output"}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

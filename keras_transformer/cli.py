@@ -1,0 +1,531 @@
+"""The ``keras-transformer`` command (also ``python -m keras_transformer``).
+
+Thin on purpose: it parses arguments, selects the Keras backend, and calls
+library functions (`keras_transformer.training`, `Translator`,
+`keras_transformer.checkpoints`, `keras_transformer.export`).
+
+The backend comes from ``--backend``, else the training config's
+``backend`` key, else ``KERAS_BACKEND``. Keras reads it once, when it is first
+imported; when the requested backend differs from the one this process
+already loaded, the command runs itself again in a fresh process with
+``KERAS_BACKEND`` set.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import textwrap
+
+BACKENDS = ("tensorflow", "jax", "torch")
+_REEXEC_MARKER = "KERAS_TRANSFORMER_CLI_REEXEC"
+
+# Explicit flags for the common training keys: (flag, config key, type, help).
+_TRAIN_FLAGS = (
+    ("--preset", "preset", str, "model preset: tiny, small, base or big"),
+    ("--train-src", "train_src", str, "training source file (plain or gzip)"),
+    ("--train-tgt", "train_tgt", str, "training target file"),
+    ("--valid-src", "valid_src", str, "validation source file"),
+    ("--valid-tgt", "valid_tgt", str, "validation target file"),
+    ("--test-src", "test_src", str, "test source file (final score)"),
+    ("--test-tgt", "test_tgt", str, "test target file"),
+    ("--output-dir", "output_dir", str, "run directory (model, vocabulary, config)"),
+    ("--vocabulary-size", "vocabulary_size", int, "shared BPE vocabulary size"),
+    ("--tokens-per-batch", "tokens_per_batch", int, "padded tokens per batch"),
+    ("--max-length", "max_length", int, "longest sequence in tokens"),
+    ("--epochs", "epochs", int, "number of epochs"),
+    ("--steps-per-epoch", "steps_per_epoch", int, "steps per epoch (checkpoint interval)"),
+    ("--max-steps", "max_steps", int, "stop after this many steps in total"),
+    ("--time-budget", "time_budget_minutes", float, "stop training after MINUTES"),
+    ("--warmup-steps", "warmup_steps", int, "learning-rate warmup steps"),
+    ("--lr-scale", "learning_rate_scale", float, "multiplies the paper's learning rate"),
+    ("--label-smoothing", "label_smoothing", float, "eps_ls (0.1 in the paper)"),
+    ("--seed", "seed", int, "random seed"),
+    ("--average-last-n", "average_last_n", int, "average the last N epoch checkpoints"),
+    ("--beam-size", "beam_size", int, "beam size of the final evaluation"),
+    ("--alpha", "alpha", float, "length penalty of the final evaluation"),
+    ("--eval-sentences", "eval_sentences", int, "score at most N test sentences (0: skip)"),
+    ("--dtype-policy", "dtype_policy", str, "e.g. mixed_bfloat16"),
+    ("--verbose", "verbose", int, "0 silent, 1 progress bars, 2 one line per epoch"),
+)
+
+_TRAIN_EPILOG = """\
+examples:
+  keras-transformer train                      # the built-in number-words task
+  keras-transformer train --backend jax --output-dir runs/numbers
+  keras-transformer train --train-src train.en.gz --train-tgt train.de.gz \\
+      --valid-src val.en.gz --valid-tgt val.de.gz --output-dir runs/multi30k
+  keras-transformer train --config multi30k.yaml --set model_overrides.num_layers=4
+
+Precedence: --config file, then explicit flags, then --set. Unknown keys are
+errors. Fields left unset ("auto") depend on whether you train on the
+default task or on your own files; the run's config.json records them.
+Run the same command again to resume an interrupted run.
+"""
+
+
+def _backend_parent():
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=argparse.SUPPRESS,
+        help="Keras backend (default: KERAS_BACKEND, or the config's backend)",
+    )
+    return parent
+
+
+def build_parser():
+    """The argument parser (exposed for tests and documentation)."""
+    parser = argparse.ArgumentParser(
+        prog="keras-transformer",
+        description='Train, run and export the Transformer of "Attention Is All '
+        'You Need" (Keras 3: TensorFlow, JAX or PyTorch backend).',
+        parents=[_backend_parent()],
+    )
+    commands = parser.add_subparsers(dest="command", metavar="command")
+    commands.required = True
+    parent = [_backend_parent()]
+    formatter = argparse.RawDescriptionHelpFormatter
+
+    train = commands.add_parser(
+        "train",
+        parents=parent,
+        help="train a model (with no data arguments: the built-in default task)",
+        description=_wrap(
+            "Train a Transformer and score it. With no data arguments it "
+            "learns the built-in English -> German number-words task in a few "
+            "minutes on a CPU."
+        ),
+        epilog=_TRAIN_EPILOG,
+        formatter_class=formatter,
+    )
+    train.add_argument("--config", metavar="FILE", help="YAML or JSON training config")
+    for flag, key, kind, text in _TRAIN_FLAGS:
+        metavar = {int: "N", float: "X"}.get(
+            kind, "FILE" if key.endswith(("_src", "_tgt")) else "NAME"
+        )
+        metavar = {"output_dir": "DIR", "time_budget_minutes": "MINUTES"}.get(key, metavar)
+        train.add_argument(
+            flag, dest=key, type=kind, default=argparse.SUPPRESS, help=text, metavar=metavar
+        )
+    train.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override any config key (YAML value); model_overrides.KEY=VALUE "
+        "sets a model argument. Repeatable.",
+    )
+
+    translate = commands.add_parser(
+        "translate",
+        parents=parent,
+        help="translate a file or stdin, one sentence per line, to stdout",
+        description=_wrap(
+            "Translate one sentence per line with beam search. Empty "
+            "lines stay empty, so the output aligns with the input."
+        ),
+        epilog="example:\n  echo 'twenty-one' | keras-transformer translate "
+        "--model-dir runs/numbers",
+        formatter_class=formatter,
+    )
+    _add_model_dir(translate)
+    translate.add_argument(
+        "--input", default="-", metavar="FILE", help="input file (plain or gzip); '-' is stdin"
+    )
+    translate.add_argument(
+        "--output", default="-", metavar="FILE", help="output file; '-' is stdout"
+    )
+    _add_decoding_flags(translate)
+
+    evaluate = commands.add_parser(
+        "evaluate",
+        parents=parent,
+        help="BLEU (cased detokenized and lowercased tokenized) on a test set",
+        description=_wrap(
+            "Translate a test set and print sacreBLEU's cased "
+            "detokenized BLEU and lowercased tokenized BLEU with their signatures "
+            "(and exact match for the default task). Without --src/--ref it uses "
+            "the run's test (else validation) files, or the default task's test "
+            "split."
+        ),
+        epilog="example:\n  keras-transformer evaluate --model-dir runs/multi30k "
+        "--src test_2016_flickr.en.gz --ref test_2016_flickr.de.gz",
+        formatter_class=formatter,
+    )
+    _add_model_dir(evaluate)
+    evaluate.add_argument("--src", metavar="FILE", help="source file")
+    evaluate.add_argument("--ref", metavar="FILE", help="reference file, aligned with --src")
+    evaluate.add_argument("--output", metavar="FILE", help="also write the translations here")
+    evaluate.add_argument(
+        "--max-sentences", type=int, metavar="N", help="score only the first N sentences"
+    )
+    _add_decoding_flags(evaluate)
+
+    average = commands.add_parser(
+        "average-checkpoints",
+        parents=parent,
+        help="average the weights of the last N checkpoints (paper: 5)",
+        description=_wrap(
+            "Average the weights of the newest N checkpoints into one "
+            "model. Given a run's checkpoints/ directory and an output directory, "
+            "the run's vocab.spm is copied along so the result translates."
+        ),
+        epilog="example:\n  keras-transformer average-checkpoints "
+        "runs/multi30k/checkpoints --last-n 5 --output runs/multi30k-avg",
+        formatter_class=formatter,
+    )
+    average.add_argument(
+        "checkpoints", nargs="+", help="a checkpoint directory, or files oldest first"
+    )
+    average.add_argument("--last-n", type=int, default=5, metavar="N", help="default: 5")
+    average.add_argument(
+        "--output", required=True, metavar="PATH", help="output directory or .keras file"
+    )
+
+    export = commands.add_parser(
+        "export",
+        parents=parent,
+        help="export a trained model as a SavedModel for TF Serving",
+        description=_wrap(
+            "Export a run directory (model.keras + vocab.spm) as a TensorFlow "
+            "SavedModel for TF Serving that maps strings to translations (beam "
+            "search inside). Works from any backend: the export itself runs "
+            "under TensorFlow."
+        ),
+        epilog="example (writes exported/multi30k/1):\n  keras-transformer export "
+        "--model-dir runs/multi30k --export-dir exported/multi30k",
+        formatter_class=formatter,
+    )
+    _add_model_dir(export)
+    export.add_argument(
+        "--export-dir",
+        required=True,
+        metavar="DIR",
+        help="base directory; the SavedModel goes to DIR/VERSION",
+    )
+    export.add_argument("--version", type=int, default=1, metavar="N", help="default: 1")
+    export.add_argument(
+        "--max-source-length",
+        type=int,
+        default=256,
+        metavar="N",
+        help="longest source in tokens (default: 256)",
+    )
+    export.add_argument(
+        "--no-warmup",
+        dest="warmup",
+        action="store_false",
+        help="do not write TF Serving warmup requests",
+    )
+    _add_decoding_flags(export, batch_size=False)
+
+    commands.add_parser(
+        "info",
+        parents=parent,
+        help="print the version, the backend and the presets",
+        description="Print the package version, the active Keras backend and "
+        "the model presets.",
+    )
+    return parser
+
+
+def _wrap(text):
+    return textwrap.fill(text, width=78)
+
+
+def _add_model_dir(parser):
+    parser.add_argument(
+        "--model-dir",
+        required=True,
+        metavar="DIR",
+        help="run directory with model.keras and vocab.spm (a train --output-dir)",
+    )
+
+
+def _add_decoding_flags(parser, batch_size=True):
+    parser.add_argument(
+        "--beam-size", type=int, metavar="N", help="beam size (default: the run's, else 4)"
+    )
+    parser.add_argument(
+        "--alpha", type=float, metavar="X", help="length penalty (default: the run's, else 0.6)"
+    )
+    parser.add_argument(
+        "--max-extra-length",
+        type=int,
+        metavar="N",
+        help="output length limit = source length + N (default: the run's, else 50)",
+    )
+    if batch_size:
+        parser.add_argument(
+            "--batch-size", type=int, metavar="N", help="sentences per batch (32)"
+        )
+
+
+# --- backend selection ---
+
+
+def _requested_backend(args):
+    backend = getattr(args, "backend", None)
+    if backend is None and args.command == "train":
+        backend = _train_config(args).backend
+    return backend or os.environ.get("KERAS_BACKEND")
+
+
+def _ensure_backend(backend, argv, replace_process):
+    """Returns None when Keras runs on ``backend``, else the re-run's exit code.
+
+    With ``replace_process`` (the real command line) the re-run replaces this
+    process (``os.execve``); otherwise (``main(argv)`` called from Python) it
+    runs as a child process.
+    """
+    if backend is None:
+        return None
+    if "keras" not in sys.modules:
+        os.environ["KERAS_BACKEND"] = backend
+        return None
+    import keras
+
+    if keras.config.backend() == backend:
+        return None
+    if os.environ.get(_REEXEC_MARKER):
+        raise RuntimeError(
+            f"Could not switch Keras to the {backend!r} backend (it runs on "
+            f"{keras.config.backend()!r}); is ~/.keras/keras.json overriding it?"
+        )
+    env = dict(os.environ, KERAS_BACKEND=backend, **{_REEXEC_MARKER: "1"})
+    command = [sys.executable, "-m", "keras_transformer", *argv]
+    if replace_process:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(sys.executable, command, env)
+    return subprocess.run(command, env=env).returncode
+
+
+# --- commands ---
+
+
+def _train_config(args):
+    """The `TrainConfig` of ``train``: file, then flags, then --set."""
+    if getattr(args, "_config", None) is not None:
+        return args._config
+    from keras_transformer.config import TrainConfig, parse_overrides
+
+    config = TrainConfig.from_file(args.config) if args.config else TrainConfig()
+    flags = {key: getattr(args, key) for _, key, _, _ in _TRAIN_FLAGS if hasattr(args, key)}
+    if "backend" in args:
+        flags["backend"] = args.backend
+    config = config.replace(**flags)
+    config = parse_overrides(args.overrides, config)
+    args._config = config
+    return config
+
+
+def _run_train(args):
+    from keras_transformer.training import train
+
+    result = train(_train_config(args))
+    return 1 if result.stop_reason == "NaN loss" else 0
+
+
+def _run_config(model_dir):
+    from keras_transformer.config import CONFIG_FILENAME, load_run_config
+
+    if os.path.isfile(os.path.join(model_dir, CONFIG_FILENAME)):
+        return load_run_config(model_dir)
+    return None
+
+
+def _decoding_kwargs(args, run_config):
+    kwargs = {}
+    for key in ("beam_size", "alpha", "max_extra_length"):
+        value = getattr(args, key)
+        if value is None and run_config is not None:
+            value = getattr(run_config, key)
+        if value is not None:
+            kwargs[key] = value
+    if getattr(args, "batch_size", None) is not None:
+        kwargs["batch_size"] = args.batch_size
+    return kwargs
+
+
+def _load_translator(model_dir):
+    from keras_transformer.translator import Translator
+
+    return Translator.from_directory(model_dir)
+
+
+def _run_translate(args):
+    from keras_transformer.data import read_lines
+
+    if args.input == "-":
+        lines = [line.strip() for line in sys.stdin]
+    else:
+        lines = read_lines(args.input)
+    translator = _load_translator(args.model_dir)
+    kwargs = _decoding_kwargs(args, _run_config(args.model_dir))
+    indices = [i for i, line in enumerate(lines) if line]
+    translations = translator.translate(
+        [lines[i] for i in indices],
+        verbose=False if args.output == "-" else "auto",
+        **kwargs,
+    )
+    outputs = [""] * len(lines)
+    for i, translation in zip(indices, translations):
+        outputs[i] = translation
+    if args.output == "-":
+        for line in outputs:
+            sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+    else:
+        from keras_transformer.data import write_lines
+
+        write_lines(args.output, outputs)
+    return 0
+
+
+def _evaluation_data(args, run_config):
+    """``(sources, references, name, is_default_task)``."""
+    from keras_transformer.data import read_parallel
+
+    if (args.src is None) != (args.ref is None):
+        raise ValueError("--src and --ref go together.")
+    if args.src is not None:
+        sources, references, _ = read_parallel(args.src, args.ref)
+        return sources, references, os.path.basename(args.src), False
+    if run_config is None:
+        raise ValueError(
+            f"No config.json in {args.model_dir!r} to find the test set; "
+            "pass --src and --ref."
+        )
+    from keras_transformer.training import load_data
+
+    splits = load_data(run_config)
+    for name in ("test", "valid"):
+        if name in splits:
+            label = "default task " + name if run_config.uses_default_task else name
+            return (*splits[name], label, run_config.uses_default_task)
+    raise ValueError(
+        f"The run in {args.model_dir!r} has no test or validation files; "
+        "pass --src and --ref."
+    )
+
+
+def _run_evaluate(args):
+    from keras_transformer.training import evaluate_translations, format_evaluation
+
+    run_config = _run_config(args.model_dir)
+    sources, references, name, default_task = _evaluation_data(args, run_config)
+    if args.max_sentences is not None:
+        sources = sources[: args.max_sentences]
+        references = references[: args.max_sentences]
+    translator = _load_translator(args.model_dir)
+    evaluation = evaluate_translations(
+        translator, sources, references, **_decoding_kwargs(args, run_config)
+    )
+    if args.output:
+        from keras_transformer.data import write_lines
+
+        write_lines(args.output, evaluation.hypotheses)
+    print(format_evaluation(evaluation, name, exact_match=default_task, bleu=True))
+    if default_task:
+        print(
+            "(Each German number is one word, so BLEU, which needs matching "
+            "4-grams, says little here; exact match is the score to read.)"
+        )
+    return 0
+
+
+def _run_average(args):
+    from keras_transformer.checkpoints import average_checkpoints
+
+    checkpoints = args.checkpoints[0] if len(args.checkpoints) == 1 else args.checkpoints
+    _, paths = average_checkpoints(checkpoints, output_path=args.output, last_n=args.last_n)
+    print(f"Averaged {len(paths)} checkpoint(s):")
+    for path in paths:
+        print(f"  {path}")
+    print(f"-> {args.output}")
+    return 0
+
+
+def _run_export(args):
+    try:
+        from keras_transformer.export import export_saved_model
+    except ImportError as error:
+        if getattr(error, "name", None) != "keras_transformer.export":
+            raise
+        print(
+            "keras-transformer export: not available yet in this version "
+            "(keras_transformer.export is missing).",
+            file=sys.stderr,
+        )
+        return 2
+    version_dir = export_saved_model(
+        args.model_dir,
+        args.export_dir,
+        version=args.version,
+        max_source_length=args.max_source_length,
+        warmup=args.warmup,
+        **_decoding_kwargs(args, _run_config(args.model_dir)),
+    )
+    print(f"Exported {args.model_dir} -> {version_dir}")
+    return 0
+
+
+def _run_info(args):
+    import keras
+
+    import keras_transformer
+    from keras_transformer.presets import PRESETS
+
+    print(f"keras-transformer {keras_transformer.__version__}")
+    print(f"keras {keras.__version__}, backend: {keras.config.backend()}")
+    print("presets:")
+    for name, values in PRESETS.items():
+        print(f"  {name}: " + ", ".join(f"{k}={v}" for k, v in values.items()))
+    return 0
+
+
+_COMMANDS = {
+    "train": _run_train,
+    "translate": _run_translate,
+    "evaluate": _run_evaluate,
+    "average-checkpoints": _run_average,
+    "export": _run_export,
+    "info": _run_info,
+}
+
+
+def main(argv=None):
+    """Runs the command line ``argv`` (default: ``sys.argv[1:]``); returns its exit code."""
+    replace_process = argv is None
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    prefix = f"keras-transformer {args.command}: error: "
+    try:
+        # Configuration errors (unknown keys, wrong types) stop here.
+        backend = _requested_backend(args)
+    except (ValueError, TypeError, FileNotFoundError) as error:
+        parser.exit(2, f"{prefix}{error}\n")
+    try:
+        code = _ensure_backend(backend, argv, replace_process)
+        if code is not None:
+            return code
+        return _COMMANDS[args.command](args)
+    except (ValueError, FileNotFoundError) as error:
+        if os.environ.get("KERAS_TRANSFORMER_TRACEBACK"):
+            raise
+        parser.exit(
+            1,
+            f"{prefix}{error}\n(set KERAS_TRANSFORMER_TRACEBACK=1 to see the traceback)\n",
+        )
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

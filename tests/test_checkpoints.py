@@ -1,0 +1,114 @@
+"""Tests for keras_transformer.checkpoints (averaging the last N checkpoints)."""
+
+import os
+
+import numpy as np
+import pytest
+
+from conftest import to_numpy
+from keras_transformer import Transformer, Translator
+from keras_transformer.checkpoints import average_checkpoints
+from keras_transformer.checkpoints import list_checkpoints
+from keras_transformer.checkpoints import save_architecture
+from keras_transformer.schedules import transformer_optimizer
+from keras_transformer.losses import LabelSmoothedCrossEntropy
+
+
+def tiny_model():
+    return Transformer(
+        vocabulary_size=24, num_layers=1, d_model=16, num_heads=2, d_ff=32
+    )
+
+
+def float_weights(model):
+    return [
+        to_numpy(v) for v in model.weights if "float" in str(v.dtype)
+    ]
+
+
+@pytest.fixture
+def three_checkpoints(tmp_path, rng):
+    """epoch_001..epoch_004 with known weights; epoch_001 is an outlier."""
+    directory = tmp_path / "checkpoints"
+    model = tiny_model()
+    # Written by a compiled model, as training does (optimizer state inside).
+    model.compile(optimizer=transformer_optimizer(16), loss=LabelSmoothedCrossEntropy())
+    model.optimizer.build(model.trainable_variables)
+    save_architecture(model, directory)
+    known = []
+    for epoch, scale in ((1, 1000.0), (2, 1.0), (3, 2.0), (4, 3.0)):
+        values = [
+            (rng.normal(size=w.shape) * scale).astype("float32")
+            for w in float_weights(model)
+        ]
+        floats = iter(values)
+        model.set_weights(
+            [next(floats) if "float" in str(v.dtype) else to_numpy(v) for v in model.weights]
+        )
+        model.save_weights(str(directory / f"epoch_{epoch:03d}.weights.h5"))
+        known.append(values)
+    return directory, known
+
+
+def test_average_is_the_mean_of_the_last_n(three_checkpoints, tmp_path):
+    directory, known = three_checkpoints
+    assert [os.path.basename(p) for p in list_checkpoints(directory)] == [
+        f"epoch_{i:03d}.weights.h5" for i in (1, 2, 3, 4)
+    ]
+    model, paths = average_checkpoints(directory, last_n=3)
+    assert [os.path.basename(p) for p in paths] == [
+        f"epoch_{i:03d}.weights.h5" for i in (2, 3, 4)
+    ]
+    expected = [np.mean(group, axis=0) for group in zip(*known[1:])]
+    averaged = float_weights(model)
+    assert len(averaged) == len(expected) > 10
+    for got, want in zip(averaged, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    # Not the mean of all four (epoch 1 is far away).
+    assert not np.allclose(averaged[0], np.mean([k[0] for k in known], axis=0))
+
+
+def test_averaged_model_is_saved_and_loads(three_checkpoints, tmp_path):
+    directory, known = three_checkpoints
+    output = tmp_path / "averaged" / "model.keras"
+    model, paths = average_checkpoints(
+        [directory / "epoch_001.weights.h5", directory / "epoch_002.weights.h5"],
+        output_path=str(output),
+        last_n=5,
+    )
+    assert len(paths) == 2
+    import keras
+
+    loaded = keras.saving.load_model(str(output))
+    assert isinstance(loaded, Transformer)
+    for got, want in zip(float_weights(loaded), zip(*known[:2])):
+        np.testing.assert_allclose(got, np.mean(want, axis=0), rtol=1e-5, atol=1e-6)
+
+
+def test_average_into_a_run_directory_copies_the_vocabulary(tmp_path):
+    """An output directory gets model.keras and the run's vocab.spm: it translates."""
+    from keras_transformer.data import SubwordTokenizer
+
+    run = tmp_path / "run"
+    tokenizer = SubwordTokenizer.train(["a b c d e f g h"] * 20 + ["a c e g"] * 20, 20)
+    tokenizer.save(str(run))
+    model = Transformer(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=1, d_model=16, num_heads=2, d_ff=32
+    )
+    save_architecture(model, run / "checkpoints")
+    model.save_weights(str(run / "checkpoints" / "epoch_001.weights.h5"))
+    model.save_weights(str(run / "checkpoints" / "epoch_002.weights.h5"))
+    average_checkpoints(run / "checkpoints", output_path=str(tmp_path / "avg"))
+    assert (tmp_path / "avg" / "vocab.spm").is_file()
+    translator = Translator.from_directory(str(tmp_path / "avg"))
+    assert len(translator.translate(["a b"], beam_size=1, max_extra_length=3)) == 1
+
+
+def test_errors_name_the_problem(tmp_path):
+    with pytest.raises(FileNotFoundError, match="No checkpoints"):
+        average_checkpoints(str(tmp_path))
+    with pytest.raises(ValueError, match="last_n"):
+        average_checkpoints(str(tmp_path), last_n=0)
+    (tmp_path / "epoch_001.weights.h5").write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match="model_config.json"):
+        average_checkpoints(str(tmp_path))

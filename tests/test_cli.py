@@ -1,0 +1,183 @@
+"""Tests for the keras-transformer command (keras_transformer.cli)."""
+
+import importlib.util
+import io
+import os
+import subprocess
+import sys
+
+import keras
+import pytest
+
+from keras_transformer.cli import build_parser
+from keras_transformer.config import TrainConfig
+from keras_transformer.cli import main
+
+COMMANDS = ("train", "translate", "evaluate", "average-checkpoints", "export", "info")
+
+# A few-second default-task run (see test_training_loop.TINY).
+TINY_SETS = [
+    "model_overrides.num_layers=1",
+    "model_overrides.d_model=32",
+    "model_overrides.num_heads=2",
+    "model_overrides.d_ff=64",
+    "warmup_steps=10",
+    "verbose=0",
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_of_each_subcommand(command, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert f"keras-transformer {command}" in out and "--backend" in out
+    if command == "train":
+        for flag in ("--config", "--set", "--train-src", "--output-dir", "--time-budget"):
+            assert flag in out
+
+
+def test_unknown_keys_are_rejected_by_name(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--output-dir", str(tmp_path), "--set", "epochz=3"])
+    assert exit_info.value.code == 2
+    assert "epochz" in capsys.readouterr().err
+    config = tmp_path / "run.yaml"
+    config.write_text("epochs: 2\nbatch_sise: 8\n")
+    with pytest.raises(SystemExit):
+        main(["train", "--config", str(config)])
+    err = capsys.readouterr().err
+    assert "batch_sise" in err and "Valid keys" in err
+    with pytest.raises(SystemExit):
+        main(["train", "--set", "epochs=many"])
+    assert "'epochs' must be int" in capsys.readouterr().err
+    assert not os.listdir(tmp_path) == ["model.keras"]  # Nothing was trained.
+
+
+def test_flags_file_and_set_combine_in_order(tmp_path):
+    from keras_transformer.cli import _train_config
+
+    config = tmp_path / "run.json"
+    config.write_text('{"epochs": 2, "seed": 5, "preset": "tiny"}')
+    args = build_parser().parse_args(
+        ["train", "--config", str(config), "--epochs", "3", "--set", "epochs=4",
+         "--train-src", "a.en", "--train-tgt", "a.de", "--lr-scale", "0.5"]
+    )  # fmt: skip
+    resolved = _train_config(args)
+    assert resolved.epochs == 4 and resolved.seed == 5
+    assert (resolved.train_src, resolved.learning_rate_scale) == ("a.en", 0.5)
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory):
+    """`keras-transformer train` on the default task, a few steps."""
+    keras.utils.set_random_seed(0)
+    run = tmp_path_factory.mktemp("cli") / "run"
+    code = main(
+        ["train", "--output-dir", str(run), "--vocabulary-size", "128",
+         "--max-length", "8", "--tokens-per-batch", "256", "--epochs", "2",
+         "--steps-per-epoch", "3", "--eval-sentences", "4", "--beam-size", "1",
+         "--backend", keras.config.backend()]
+        + [arg for value in TINY_SETS for arg in ("--set", value)]
+    )  # fmt: skip
+    assert code == 0
+    return run
+
+
+def test_train_then_translate_from_the_run_directory(
+    trained_run, tmp_path, capsys, monkeypatch
+):
+    for name in ("model.keras", "vocab.spm", "config.json"):
+        assert (trained_run / name).is_file(), name
+    source = tmp_path / "input.en"
+    source.write_text("twenty-one\n\nthree hundred forty-five\n")
+    output = tmp_path / "output.de"
+    code = main(
+        ["translate", "--model-dir", str(trained_run), "--input", str(source),
+         "--output", str(output), "--beam-size", "2", "--max-extra-length", "8"]
+    )  # fmt: skip
+    assert code == 0
+    lines = output.read_text(encoding="utf-8").split("\n")
+    assert len(lines) == 4 and lines[3] == ""  # Three lines, newline-terminated.
+    assert lines[1] == ""  # Empty input lines stay empty (alignment).
+
+    # stdin -> stdout, one line per input line and nothing else on stdout.
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("twenty-one\nseven\n"))
+    assert main(["translate", "--model-dir", str(trained_run), "--beam-size", "1"]) == 0
+    assert len(capsys.readouterr().out.split("\n")) == 3
+
+
+def test_evaluate_and_average_from_the_run_directory(trained_run, tmp_path, capsys):
+    code = main(
+        ["evaluate", "--model-dir", str(trained_run), "--max-sentences", "4",
+         "--beam-size", "1", "--max-extra-length", "8"]
+    )  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "Exact match on the default task test" in out
+    assert "cased detokenized sacreBLEU" in out and "case:mixed" in out
+    assert "lowercased tokenized BLEU" in out and "case:lc" in out
+
+    averaged = tmp_path / "averaged"
+    code = main(
+        ["average-checkpoints", str(trained_run / "checkpoints"), "--last-n", "2",
+         "--output", str(averaged)]
+    )  # fmt: skip
+    assert code == 0
+    assert "epoch_002.weights.h5" in capsys.readouterr().out
+    assert (averaged / "model.keras").is_file() and (averaged / "vocab.spm").is_file()
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("keras_transformer.export") is not None,
+    reason="keras_transformer.export exists (tested in its own file)",
+)
+def test_export_without_the_module_says_so(tmp_path, capsys):
+    code = main(["export", "--model-dir", str(tmp_path), "--export-dir", str(tmp_path / "e")])
+    assert code == 2
+    assert "not available" in capsys.readouterr().err
+
+
+def test_export_passes_the_options_and_the_runs_decoding_settings(
+    tmp_path, monkeypatch, capsys
+):
+    export = pytest.importorskip("keras_transformer.export")
+    calls = []
+
+    def fake_export(*args, **kwargs):
+        calls.append((args, kwargs))
+        return str(tmp_path / "exported" / "2")
+
+    monkeypatch.setattr(export, "export_saved_model", fake_export)
+    TrainConfig(beam_size=6).resolved().save(tmp_path / "config.json")
+    code = main(
+        ["export", "--model-dir", str(tmp_path), "--export-dir",
+         str(tmp_path / "exported"), "--version", "2", "--alpha", "1.0"]
+    )  # fmt: skip
+    assert code == 0
+    [(args, kwargs)] = calls
+    assert args == (str(tmp_path), str(tmp_path / "exported"))
+    assert kwargs == dict(
+        version=2, max_source_length=256, warmup=True,
+        beam_size=6, alpha=1.0, max_extra_length=50,
+    )  # fmt: skip
+    assert "exported/2" in capsys.readouterr().out
+
+
+def test_backend_flag_switches_backend_in_a_new_process():
+    """`python -m keras_transformer --backend X` runs on X whatever KERAS_BACKEND says."""
+    current = keras.config.backend()
+    other = "jax" if current != "jax" else "tensorflow"
+    env = dict(os.environ, KERAS_BACKEND=current, TF_CPP_MIN_LOG_LEVEL="3")
+    done = subprocess.run(
+        [sys.executable, "-m", "keras_transformer", "--backend", other, "info"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"backend: {other}" in done.stdout
+    assert "presets:" in done.stdout and "tiny:" in done.stdout
