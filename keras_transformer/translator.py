@@ -7,9 +7,9 @@ import warnings
 import keras
 import numpy as np
 
-from keras_transformer.decoding.compile import Generator
+from keras_transformer.decoding.compile import Generator, jax_stateless_jit
 from keras_transformer.layers.embedding import validate_token_ids
-from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 MODEL_FILENAME = "model.keras"
 
@@ -35,11 +35,19 @@ class Translator:
 
     Inputs are tokenized (no BOS), EOS is appended (as in training), and
     sources longer than ``max_source_length`` tokens are truncated to their
-    first ``max_source_length - 1`` tokens plus EOS. Sentences are sorted by
-    length and translated in batches; results come back in the input order.
-    Batches are padded to a few shapes (source length to a multiple of
-    ``length_bucket``, batch size to a power of two up to ``batch_size``) so
-    compiled functions are not rebuilt for every batch.
+    first ``max_source_length - 1`` tokens plus EOS (with a warning). The
+    "input length" of the output limit counts the source tokens without EOS;
+    the limit counts output tokens with EOS. Sentences are sorted by length
+    and translated in batches; results come back in the input order.
+
+    Batches are padded to a few shapes so that compiled functions are not
+    rebuilt for every batch: the source to a multiple of ``length_bucket``,
+    the output buffer to the source bucket - 1 + ``max_extra_length``, and
+    the batch to ``batch_size`` rows (to a power of two when there are fewer
+    sentences than that). Where each shape costs a compilation (JAX, XLA) a
+    shape already compiled that is at most one bucket longer is reused.
+    Padding never changes a translation: padded source positions are masked
+    and each sentence keeps its own output limit.
 
     Args:
         model: a `keras_transformer.Transformer`.
@@ -103,6 +111,22 @@ class Translator:
             self.max_positions = model.max_length
             self.max_source_length = min(max_source_length, model.max_length)
         self.generator = Generator(model, jit_compile=jit_compile)
+        self._compiled_shapes = {}
+        self._attention_function = None
+
+    def _attention_scores(self, encoder_token_ids, decoder_token_ids):
+        # JAX runs eager ops one compiled kernel at a time; one jitted call is
+        # much faster there. Elsewhere eager is fine (and never retraces).
+        if self._attention_function is None:
+            function = self.model.attention_scores
+            if keras.config.backend() == "jax":
+                function = jax_stateless_jit(self.model, function)
+            elif keras.config.backend() == "torch":
+                import torch
+
+                function = torch.no_grad()(function)
+            self._attention_function = function
+        return self._attention_function(encoder_token_ids, decoder_token_ids)
 
     @classmethod
     def from_directory(cls, directory, **kwargs):
@@ -159,7 +183,14 @@ class Translator:
             ValueError: an id is outside the model's source vocabulary.
         """
         if not isinstance(beam_size, int) or beam_size < 1:
-            raise ValueError(f"beam_size must be a positive int. Received: {beam_size!r}")
+            raise ValueError(
+                f"beam_size must be a positive int. Received: beam_size={beam_size!r}"
+            )
+        if not isinstance(num_return, int) or not 1 <= num_return <= beam_size:
+            raise ValueError(
+                "num_return must be an int in [1, beam_size]. Received: "
+                f"num_return={num_return!r}, beam_size={beam_size}"
+            )
         if alpha < 0:
             raise ValueError(f"alpha must be >= 0. Received: alpha={alpha!r}")
         if not isinstance(max_extra_length, int) or max_extra_length < 1:
@@ -188,27 +219,35 @@ class Translator:
                     "max_output_lengths needs one length per sentence. "
                     f"Received {len(max_output_lengths)} for {len(sources)}"
                 )
-            limits = [min(a, max(1, int(b))) for a, b in zip(limits, max_output_lengths)]
+            limits = [
+                min(limit, max(1, int(cap)))
+                for limit, cap in zip(limits, max_output_lengths)
+            ]
         if self.max_positions is not None:
             limits = [min(limit, self.max_positions) for limit in limits]
 
-        order = sorted(range(len(sources)), key=lambda i: -len(sources[i]))
+        # Longest first (output limit, then source length): batches hold
+        # sentences of similar lengths, and the largest shapes come first.
+        order = sorted(
+            range(len(sources)), key=lambda i: (-limits[i], -len(sources[i]))
+        )
         hypotheses = [None] * len(sources)
         scores = [None] * len(sources)
         for start in range(0, len(order), batch_size):
             rows = order[start : start + batch_size]
-            batch = _batch_bucket(len(rows), batch_size)
-            source_length = _round_up(max(len(sources[i]) for i in rows), self.length_bucket)
-            # The output buffer follows the source bucket (one compiled
-            # function per bucket), unless rows have explicit tighter caps.
-            max_length = source_length - 1 + max_extra_length
-            if max_output_lengths is not None:
-                max_length = min(
-                    max_length,
-                    _round_up(max(limits[i] for i in rows), self.length_bucket),
-                )
-            if self.max_positions is not None:
-                max_length = min(max_length, self.max_positions)
+            # Every batch has batch_size rows when there are enough inputs,
+            # else a power of two: few distinct shapes to compile.
+            batch = batch_size
+            if len(sources) < batch_size:
+                batch = _batch_bucket(len(rows), batch_size)
+            source_length, max_length = self._padded_shape(
+                (beam_size, num_return),
+                batch,
+                max(len(sources[i]) for i in rows),
+                max(limits[i] for i in rows),
+                max_extra_length,
+                capped=max_output_lengths is not None,
+            )
             encoder_ids = np.full((batch, source_length), PAD_ID, np.int32)
             # Padding rows: an empty source that must stop after one token.
             encoder_ids[:, 0] = EOS_ID
@@ -232,6 +271,38 @@ class Translator:
             if progress_bar is not None:
                 progress_bar.add(len(rows))
         return hypotheses, scores
+
+    def _padded_shape(
+        self, config, batch, source_length, max_limit, max_extra_length, capped
+    ):
+        """``(source_length, max_length)`` of a batch, rounded to buckets.
+
+        The output buffer follows the source bucket (source bucket - 1 +
+        ``max_extra_length``), unless explicit caps make it shorter. Where
+        every new shape costs a compilation (JAX, XLA), a shape already
+        compiled that is at most one bucket longer in each length is reused.
+        """
+        bucket = self.length_bucket
+        source_length = _round_up(source_length, bucket)
+        max_length = source_length - 1 + max_extra_length
+        if capped:
+            max_length = min(max_length, _round_up(max_limit, bucket))
+        if self.max_positions is not None:
+            max_length = min(max_length, self.max_positions)
+        if not self.generator.compiles_per_shape:
+            return source_length, max_length
+        shapes = self._compiled_shapes.setdefault(config, set())
+        reusable = [
+            (s, m)
+            for b, s, m in shapes
+            if b == batch
+            and source_length <= s <= source_length + bucket
+            and max_length <= m <= max_length + bucket
+        ]
+        if reusable:
+            return min(reusable, key=sum)
+        shapes.add((batch, source_length, max_length))
+        return source_length, max_length
 
     # --- text level ---
 
@@ -291,12 +362,20 @@ class Translator:
             max_output_lengths=max_output_lengths,
             progress_bar=progress_bar,
         )
-        texts = [self.tokenizer.decode(h) for h in hypotheses]
+        texts = [self._detokenize(h) for h in hypotheses]
         scores = [[float(s) for s in row] for row in scores]
         if num_return == 1:
             texts = [t[0] for t in texts]
             scores = [s[0] for s in scores]
         return (texts, scores) if return_scores else texts
+
+    def _detokenize(self, sequences):
+        # A model may have more output ids than the tokenizer has pieces
+        # (e.g. a vocabulary padded to a multiple of 8): those read as UNK.
+        size = self.tokenizer.vocabulary_size
+        return self.tokenizer.decode(
+            [[t if t < size else UNK_ID for t in ids] for ids in sequences]
+        )
 
     def attention_weights(self, sentence, translation=None, **translate_kwargs):
         """Attention weights of one sentence pair, for plotting.
@@ -322,7 +401,9 @@ class Translator:
         source_ids, _ = self._source_ids(self.tokenizer.encode([sentence]))
         source_ids = source_ids[0]
         validate_token_ids(
-            np.asarray(source_ids), self.model.source_vocabulary_size, "source token ids"
+            np.asarray(source_ids),
+            self.model.source_vocabulary_size,
+            "source token ids",
         )
         if translation is None:
             hypotheses, _ = self.generate([source_ids[:-1]], **translate_kwargs)
@@ -332,13 +413,15 @@ class Translator:
         if not target_ids or target_ids[-1] != EOS_ID:
             target_ids = list(target_ids) + [EOS_ID]
         decoder_ids = [BOS_ID] + list(target_ids[:-1])
-        scores = self.model.attention_scores(
+        scores = self._attention_scores(
             np.asarray([source_ids], np.int32), np.asarray([decoder_ids], np.int32)
         )
         result = {
             "source_pieces": self.tokenizer.id_to_piece(source_ids),
-            "target_pieces": self.tokenizer.id_to_piece(target_ids),
-            "translation": self.tokenizer.decode([target_ids])[0],
+            "target_pieces": self.tokenizer.id_to_piece(
+                [t if t < self.tokenizer.vocabulary_size else UNK_ID for t in target_ids]
+            ),
+            "translation": self._detokenize([target_ids])[0],
         }
         for name, per_layer in scores.items():
             result[name] = np.stack(

@@ -4,6 +4,9 @@ command runs the suite once per backend)."""
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# OpenMP's busy-waiting makes torch many times slower when other work shares
+# the (2) cores, e.g. tf.data threads; must be set before torch is imported.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402

@@ -12,7 +12,9 @@ from keras_transformer import Transformer, Translator
 from keras_transformer.data.tokenizer import SubwordTokenizer
 from keras_transformer.special_tokens import EOS_ID
 
-_WORDS = "two young men dogs girl play run in the snow red blue house near a big small".split()
+_WORDS = (
+    "two young men dogs girl play run in the snow red blue house near a big small"
+).split()
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +64,12 @@ def test_batch_mixing_short_and_long_sentences_equals_each_alone(translator):
 
 
 def test_translate_strings_in_input_order(translator):
-    sentences = ["two dogs play", "a big red house near the snow in the blue", "girl", "men run"]
+    sentences = [
+        "two dogs play",
+        "a big red house near the snow in the blue",
+        "girl",
+        "men run",
+    ]
     translations, scores = translator.translate(
         sentences, max_extra_length=6, return_scores=True
     )
@@ -118,9 +125,12 @@ def test_long_inputs_are_truncated_with_eos_kept(tokenizer, translator):
 
 @pytest.mark.skipif(keras.config.backend() == "torch", reason="torch is not traced")
 def test_no_retracing_for_new_batches_in_a_bucket(translator):
-    translator.translate(["two dogs", "girl"], max_extra_length=6)
+    translator.translate(["two dogs", "girl", "men run", "a house"], max_extra_length=6)
     count = translator.generator.trace_count
-    translator.translate(["a big red house", "men run in the snow"], max_extra_length=6)
+    translator.translate(
+        ["a big red house", "men run in the snow", "snow", "red blue"],
+        max_extra_length=6,
+    )
     assert translator.generator.trace_count == count
 
 
@@ -129,10 +139,12 @@ def test_attention_weights(translator):
     source, target = weights["source_pieces"], weights["target_pieces"]
     assert source[-1] == target[-1] == "</s>"
     layers, heads = 2, 4
-    assert weights["encoder_self_attention"].shape == (layers, heads, len(source), len(source))
-    assert weights["decoder_cross_attention"].shape == (layers, heads, len(target), len(source))
-    assert weights["decoder_self_attention"].shape == (layers, heads, len(target), len(target))
-    np.testing.assert_allclose(weights["decoder_cross_attention"].sum(-1), 1.0, rtol=1e-5)
+    s, t = len(source), len(target)
+    assert weights["encoder_self_attention"].shape == (layers, heads, s, s)
+    assert weights["decoder_cross_attention"].shape == (layers, heads, t, s)
+    assert weights["decoder_self_attention"].shape == (layers, heads, t, t)
+    cross = weights["decoder_cross_attention"]
+    np.testing.assert_allclose(cross.sum(-1), 1.0, rtol=1e-5)
     forced = translator.attention_weights("two dogs play", translation="girl run")
     assert forced["translation"] == "girl run"
 
@@ -142,8 +154,8 @@ def test_from_directory_round_trip(tmp_path, translator):
     translator.tokenizer.save(str(tmp_path))
     loaded = Translator.from_directory(str(tmp_path), batch_size=4)
     sentences = ["two dogs play"]
-    assert loaded.translate(sentences, beam_size=1, max_extra_length=6) == (
-        translator.translate(sentences, beam_size=1, max_extra_length=6)
+    assert loaded.translate(sentences, max_extra_length=6) == (
+        translator.translate(sentences, max_extra_length=6)
     )
 
 
@@ -152,5 +164,7 @@ def test_progress_bar_and_argument_errors(translator, capsys):
     assert "5/5" in capsys.readouterr().out
     with pytest.raises(ValueError, match="beam_size"):
         translator.translate(["girl"], beam_size=0)
+    with pytest.raises(ValueError, match="num_return"):
+        translator.translate(["girl"], beam_size=2, num_return=3)
     with pytest.raises(ValueError, match="batch_size"):
         Translator(translator.model, translator.tokenizer, batch_size=0)

@@ -7,6 +7,7 @@ from keras_transformer.decoding.compile import compiled_decode
 from keras_transformer.decoding.compile import generate
 from keras_transformer.decoding.compile import jax_stateless_jit
 from keras_transformer.decoding.compile import reorder_transformer_cache
+from keras_transformer.decoding.compile import reorder_uncached_cache
 from keras_transformer.decoding.compile import uncached_initial_cache
 from keras_transformer.decoding.compile import uncached_tokens_to_logits
 from keras_transformer.decoding.search import NEG_INF
@@ -23,10 +24,11 @@ __all__ = [
     "compiled_decode",
     "gather_cache",
     "generate",
-    "jax_stateless_jit",
     "greedy_search",
+    "jax_stateless_jit",
     "length_penalty",
     "reorder_transformer_cache",
+    "reorder_uncached_cache",
     "uncached_initial_cache",
     "uncached_tokens_to_logits",
 ]

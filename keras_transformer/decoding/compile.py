@@ -1,35 +1,38 @@
-"""Search over a `Transformer`, compiled once per shape bucket on each backend.
+"""Search over a `Transformer`, compiled on each backend.
 
 The bridge between the model-agnostic searches (`search.py`) and the model's
 decoding interface (`Transformer.encode`, `build_cache`, `decode_step`,
 `decode`):
 
 * `cached_tokens_to_logits` / `reorder_transformer_cache`: incremental
-  decoding. The encoder runs once; every decoder layer keeps a self-attention
-  key/value buffer that one step fills at one position, and the
-  encoder-decoder keys/values are computed once (`Transformer.build_cache`)
-  and never reordered (they are equal for all beams of a sentence).
+  decoding. The encoder runs once per batch; every decoder layer keeps a
+  self-attention key/value buffer that each step fills at one position, and
+  the encoder-decoder keys/values are computed once (`Transformer.build_cache`)
+  and never reordered (they are the same for all beams of a sentence).
 * `uncached_tokens_to_logits`: the reference, re-running `Transformer.decode`
-  on the whole prefix each step.
+  on the whole prefix every step.
 * `generate`: encoder + cache + greedy or beam search, in `keras.ops`.
 * `Generator`: `generate` compiled for the current backend:
 
   - JAX: one ``jax.jit`` of the whole search (encoder included), with the
     model's variables passed as arguments and read through a
     `keras.StatelessScope` (as keras-hub's ``CausalLM`` does), so weights
-    are not baked into the program as constants.
-  - TensorFlow: one ``tf.function`` per static configuration, with an
-    ``input_signature`` whose batch and length dimensions are ``None`` (it
-    never retraces for a new batch shape); ``jit_compile=True`` adds XLA,
-    which compiles once per distinct input shape.
+    are not baked into the program as constants. JAX compiles once per
+    distinct input shape, so callers pad batches to a few shapes (see
+    `Translator`).
+  - TensorFlow: one ``tf.function`` per (beam size, number of returned
+    hypotheses), with an ``input_signature`` whose batch, source-length and
+    buffer-length dimensions are ``None``: traced once, never retraced for a
+    new batch. ``jit_compile=True`` adds XLA, which then compiles once per
+    distinct input shape (about 20% faster steps on CPU, but each shape
+    costs seconds of compilation); the default is without XLA.
   - torch: eager execution under ``torch.no_grad()``; `keras.ops.while_loop`
-    is a Python loop on torch. (``torch.compile`` is not used: the search
-    loop's data-dependent exit would break its graphs.)
+    is a Python loop on torch. ``torch.compile`` is not used: the loop's
+    data-dependent exit and Keras' Python-level layer calls would break its
+    graphs, and compilation would cost more than it saves at these sizes.
 
-  Callers keep the number of distinct shapes small by padding batches to
-  buckets (see `Translator`); the buffer length ``max_length`` and the beam
-  size are static, ``alpha``, ``min_length`` and per-sentence maximum lengths
-  are runtime values.
+  The beam size is static; ``alpha``, ``min_length`` and the per-sentence
+  maximum lengths are runtime values.
 """
 
 import itertools
@@ -38,7 +41,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_transformer.decoding.search import beam_search, gather_cache, greedy_search
+from keras_transformer.decoding.search import beam_search, greedy_search
 from keras_transformer.special_tokens import PAD_ID
 
 
@@ -71,6 +74,11 @@ def uncached_initial_cache(encoder_output, encoder_padding_mask, max_length):
         "encoder_output": encoder_output,
         "encoder_padding_mask": encoder_padding_mask,
     }
+
+
+def reorder_uncached_cache(cache, flat_indices):
+    """Reorders only the tokens (the encoder output is per sentence)."""
+    return dict(cache, token_ids=ops.take(cache["token_ids"], flat_indices, axis=0))
 
 
 def uncached_tokens_to_logits(model, decode_fn=None, prefix_multiple=None):
@@ -153,7 +161,7 @@ def generate(
         tokens_to_logits = uncached_tokens_to_logits(
             model, decode_fn=decode_fn, prefix_multiple=prefix_multiple
         )
-        reorder = gather_cache
+        reorder = reorder_uncached_cache
     if search == "greedy" or (search == "auto" and beam_size == 1):
         sequences, scores = greedy_search(
             tokens_to_logits,
@@ -249,20 +257,25 @@ class Generator:
     Args:
         model: a `keras_transformer.Transformer`.
         jit_compile: bool or "auto". TensorFlow only: compile the
-            ``tf.function`` with XLA. "auto" uses XLA (faster for the search
-            loop on CPU in our measurements).
+            ``tf.function`` with XLA. "auto" (the default) does not: one
+            trace then serves every shape, while XLA compiles per shape.
         use_cache: bool. Incremental decoding (True) or full recomputation
             of the decoder every step (False, for tests and benchmarks).
 
     Call arguments:
         encoder_token_ids: int ``(batch, source_length)``, PAD-padded.
         max_lengths: int ``(batch,)``, maximum output length of each row.
-        max_length: int. Static buffer length (>= ``max(max_lengths)``).
+        max_length: int. Buffer length (>= ``max(max_lengths)``); a new
+            value is a new shape (a compilation on JAX and XLA).
         beam_size: int. Static; 1 is greedy search.
         alpha: float. Length-penalty exponent.
         num_return: int. Hypotheses per row.
         min_length: int. EOS is forbidden before this many tokens.
         search: "auto", "beam" or "greedy", see `generate`.
+
+    Returns:
+        numpy ``(sequences, scores)``: int32 ``(batch, num_return,
+        max_length)`` and float32 ``(batch, num_return)``.
 
     Example:
     >>> generator = Generator(model)
@@ -278,16 +291,27 @@ class Generator:
             )
         self.model = model
         self.backend = keras.config.backend()
-        self.jit_compile = True if jit_compile == "auto" else jit_compile
+        self.jit_compile = False if jit_compile == "auto" else jit_compile
         self.use_cache = use_cache
-        # Incremented each time a function is traced (not on torch), so that
-        # tests can check that new batch shapes do not retrace.
+        # Incremented each time a function is traced (never on torch), so
+        # that tests can check that new batches do not retrace.
         self.trace_count = 0
         self._functions = {}
 
-    def _core(self, encoder_token_ids, max_lengths, alpha, min_length, static):
-        self.trace_count += 1
-        max_length, beam_size, num_return, search = static
+    @property
+    def compiles_per_shape(self):
+        """Whether each new input shape costs a compilation (JAX, XLA)."""
+        return self.backend == "jax" or (
+            self.backend == "tensorflow" and bool(self.jit_compile)
+        )
+
+    def _core(self, encoder_token_ids, max_lengths, alpha, min_length, buffer, static):
+        if self.backend in ("jax", "tensorflow"):
+            self.trace_count += 1  # only runs while tracing
+        beam_size, num_return, search = static
+        # The buffer length comes from a shape: a Python int under JAX and
+        # torch, a scalar tensor in a TensorFlow graph with a None dimension.
+        max_length = ops.shape(buffer)[0]
         return generate(
             self.model,
             encoder_token_ids,
@@ -305,9 +329,24 @@ class Generator:
         if static in self._functions:
             return self._functions[static]
         if self.backend == "jax":
-            function = self._jax_function(static)
+            function = jax_stateless_jit(
+                self.model, lambda *args: self._core(*args, static)
+            )
         elif self.backend == "tensorflow":
-            function = self._tensorflow_function(static)
+            import tensorflow as tf
+
+            signature = [
+                tf.TensorSpec([None, None], tf.int32),  # encoder_token_ids
+                tf.TensorSpec([None], tf.int32),  # max_lengths
+                tf.TensorSpec([], tf.float32),  # alpha
+                tf.TensorSpec([], tf.int32),  # min_length
+                tf.TensorSpec([None], tf.int32),  # buffer: its length only
+            ]
+            function = tf.function(
+                lambda *args: self._core(*args, static),
+                input_signature=signature,
+                jit_compile=self.jit_compile,
+            )
         elif self.backend == "torch":
             import torch
 
@@ -320,24 +359,6 @@ class Generator:
         self._functions[static] = function
         return function
 
-    def _jax_function(self, static):
-        return jax_stateless_jit(self.model, lambda *args: self._core(*args, static))
-
-    def _tensorflow_function(self, static):
-        import tensorflow as tf
-
-        signature = [
-            tf.TensorSpec([None, None], tf.int32),
-            tf.TensorSpec([None], tf.int32),
-            tf.TensorSpec([], tf.float32),
-            tf.TensorSpec([], tf.int32),
-        ]
-        return tf.function(
-            lambda *args: self._core(*args, static),
-            input_signature=signature,
-            jit_compile=self.jit_compile,
-        )
-
     def __call__(
         self,
         encoder_token_ids,
@@ -349,13 +370,12 @@ class Generator:
         min_length=0,
         search="auto",
     ):
-        static = (int(max_length), int(beam_size), int(num_return), search)
-        function = self._compiled(static)
+        function = self._compiled((int(beam_size), int(num_return), search))
         sequences, scores = function(
             ops.convert_to_tensor(np.asarray(encoder_token_ids, np.int32)),
             ops.convert_to_tensor(np.asarray(max_lengths, np.int32)),
             ops.convert_to_tensor(np.float32(alpha)),
             ops.convert_to_tensor(np.int32(min_length)),
+            ops.convert_to_tensor(np.zeros((int(max_length),), np.int32)),
         )
         return ops.convert_to_numpy(sequences), ops.convert_to_numpy(scores)
-

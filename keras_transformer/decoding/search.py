@@ -18,8 +18,10 @@ Conventions shared by both searches:
 
 * Hypotheses start with ``bos_id`` (not returned) and end with ``eos_id``
   (returned). ``|Y|`` counts the generated tokens, the final EOS included.
-* ``max_length`` (static) sizes the buffers: at most that many tokens are
-  generated. ``max_lengths`` (optional, int ``(batch,)``, at most
+* ``max_length`` sizes the buffers: at most that many tokens are generated.
+  A Python int (static); in TensorFlow graphs it may also be a scalar int
+  tensor (e.g. from a ``None`` dimension), which lets one traced graph serve
+  every buffer length. ``max_lengths`` (optional, int ``(batch,)``, at most
   ``max_length``) caps each batch element: its last allowed token is forced to
   be EOS (as fairseq does), so every returned hypothesis ends with EOS.
 * ``min_length`` (an int scalar): EOS is forbidden before that many tokens.
@@ -36,7 +38,8 @@ Conventions shared by both searches:
   ``index`` passed to ``tokens_to_logits``.
 """
 
-import keras
+import numbers
+
 from keras import ops
 from keras import tree
 
@@ -71,12 +74,12 @@ def _while_loop(cond, body, state, python_loop):
 
 
 def _check_search_arguments(max_length, beam_size=1, num_return=1):
-    for name, value in (
-        ("max_length", max_length),
-        ("beam_size", beam_size),
-        ("num_return", num_return),
-    ):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    checks = [("beam_size", beam_size), ("num_return", num_return)]
+    if not ops.is_tensor(max_length):  # a dynamic length in TF graphs
+        checks.append(("max_length", max_length))
+    for name, value in checks:
+        integral = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+        if not integral or value < 1:
             raise ValueError(
                 f"{name} must be a positive int. Received: {name}={value!r}"
             )
@@ -103,7 +106,9 @@ def _row_max_lengths(max_lengths, batch_size, max_length):
     return ops.clip(max_lengths, 1, max_length)
 
 
-def _select_mask(log_probs, next_length, min_length, row_max_lengths, eos_id, forbidden_ids):
+def _select_mask(
+    log_probs, next_length, min_length, row_max_lengths, eos_id, forbidden_ids
+):
     """Log-probs used for choosing tokens: forbidden ones set to NEG_INF.
 
     ``log_probs`` is ``(batch, ..., vocab)``; ``next_length`` (scalar) is the
@@ -157,7 +162,8 @@ def greedy_search(
         tokens_to_logits: ``(token_ids (batch, 1), cache, index) -> (logits
             (batch, vocab), cache)``.
         initial_cache: nest of tensors with ``batch`` as their first axis.
-        max_length: int. Buffer size; most tokens generated.
+        max_length: int (see the module docstring). Buffer size; most
+            tokens generated.
         max_lengths: optional int ``(batch,)``; per-element maximum.
         min_length: int scalar. EOS is forbidden before this length.
         alpha: float scalar. Length-penalty exponent used for the scores only
@@ -238,15 +244,19 @@ def greedy_search(
 
 
 def _flat_gather(x, indices):
-    """``x[b, indices[b, j]]`` for ``x`` ``(batch, m, ...)``, ``indices`` ``(batch, n)``."""
+    """``x[b, indices[b, j]]``: ``x`` is ``(batch, m, ...)``, indices ``(batch, n)``.
+
+    One gather on the flattened leading axes (portable across backends).
+    """
     shape = ops.shape(x)
     batch, m = shape[0], shape[1]
     n = ops.shape(indices)[1]
     offsets = ops.arange(batch, dtype="int32")[:, None] * m
     flat_indices = ops.reshape(ops.cast(indices, "int32") + offsets, (-1,))
-    flat = ops.reshape(x, (-1,) + tuple(x.shape[2:]))
+    rest = tuple(shape[2:])
+    flat = ops.reshape(x, (-1,) + rest)
     gathered = ops.take(flat, flat_indices, axis=0)
-    return ops.reshape(gathered, (batch, n) + tuple(x.shape[2:]))
+    return ops.reshape(gathered, (batch, n) + rest)
 
 
 def gather_cache(cache, flat_indices):
@@ -291,7 +301,8 @@ def beam_search(
             -> (logits (batch * beam_size, vocab), cache)``.
         initial_cache: nest of tensors with ``batch`` as their first axis;
             tiled to ``batch * beam_size`` rows here.
-        max_length: int. Buffer size; most tokens generated.
+        max_length: int (see the module docstring). Buffer size; most
+            tokens generated.
         beam_size: int. Static. Defaults to 4 (the paper's).
         alpha: float scalar (may be a tensor). Length-penalty exponent,
             ``alpha >= 0``. Defaults to 0.6 (the paper's).
@@ -325,6 +336,9 @@ def beam_search(
         Vaswani et al., 2017, §6.1 (beam size 4, alpha 0.6).
     """
     _check_search_arguments(max_length, beam_size, num_return)
+    if not ops.is_tensor(alpha) and alpha < 0:
+        # The early-stopping bound assumes the penalty grows with length.
+        raise ValueError(f"alpha must be >= 0. Received: alpha={alpha!r}")
     k = beam_size
     batch = _batch_size(initial_cache, batch_size)
     row_max = _row_max_lengths(max_lengths, batch, max_length)
