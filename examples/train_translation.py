@@ -25,6 +25,7 @@ def main(argv=None):
     parser.add_argument("--minutes", type=float, default=None, help="training time budget")
     parser.add_argument("--max-steps", type=int, default=None)
     parser.add_argument("--preset", default=None)
+    parser.add_argument("--vocabulary-size", type=int, default=None, help="shared BPE size (auto: 8000)")
     parser.add_argument("--output-dir", default="runs/translation")
     args = parser.parse_args(argv)
 
@@ -42,6 +43,8 @@ def main(argv=None):
         overrides["time_budget_minutes"] = args.minutes
     if args.max_steps is not None:
         overrides["max_steps"] = args.max_steps
+    if args.vocabulary_size is not None:
+        overrides["vocabulary_size"] = args.vocabulary_size
     if args.preset is not None:
         overrides["preset"] = args.preset
     result = train(TrainConfig().replace(**overrides))
