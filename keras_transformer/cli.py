@@ -451,17 +451,8 @@ def _run_average(args):
 
 
 def _run_export(args):
-    try:
-        from keras_transformer.export import export_saved_model
-    except ImportError as error:
-        if getattr(error, "name", None) != "keras_transformer.export":
-            raise
-        print(
-            "keras-transformer export: not available yet in this version "
-            "(keras_transformer.export is missing).",
-            file=sys.stderr,
-        )
-        return 2
+    from keras_transformer.export import export_saved_model
+
     version_dir = export_saved_model(
         args.model_dir,
         args.export_dir,

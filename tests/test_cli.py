@@ -1,6 +1,5 @@
 """Tests for the keras-transformer command (keras_transformer.cli)."""
 
-import importlib.util
 import io
 import os
 import subprocess
@@ -130,20 +129,10 @@ def test_evaluate_and_average_from_the_run_directory(trained_run, tmp_path, caps
     assert (averaged / "model.keras").is_file() and (averaged / "vocab.spm").is_file()
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("keras_transformer.export") is not None,
-    reason="keras_transformer.export exists (tested in its own file)",
-)
-def test_export_without_the_module_says_so(tmp_path, capsys):
-    code = main(["export", "--model-dir", str(tmp_path), "--export-dir", str(tmp_path / "e")])
-    assert code == 2
-    assert "not available" in capsys.readouterr().err
-
-
 def test_export_passes_the_options_and_the_runs_decoding_settings(
     tmp_path, monkeypatch, capsys
 ):
-    export = pytest.importorskip("keras_transformer.export")
+    from keras_transformer import export
     calls = []
 
     def fake_export(*args, **kwargs):
