@@ -103,7 +103,7 @@ def main(argv=None):
     )
     result["evaluate_seconds"] = round(seconds, 1)
     result["evaluate_output"] = stdout[-2000:]
-    scores = re.findall(r"BLEU[^\n]*?=\s*([0-9.]+)", stdout)
+    scores = re.findall(r"BLEU:\s+([0-9.]+)", stdout)
     result["bleu_scores_found"] = scores
     if args.curve:
         points = bleu_curve(args.output_dir, args.data_dir, args.curve_sentences, env)
