@@ -46,6 +46,7 @@ _TRAIN_FLAGS = (
     ("--alpha", "alpha", float, "length penalty of the final evaluation"),
     ("--eval-sentences", "eval_sentences", int, "score at most N test sentences (0: skip)"),
     ("--dtype-policy", "dtype_policy", str, "e.g. mixed_bfloat16"),
+    ("--distribution", "distribution", str, "none, data, model (JAX) or multi-worker (TF)"),
     ("--verbose", "verbose", int, "0 silent, 1 progress bars, 2 one line per epoch"),
 )
 

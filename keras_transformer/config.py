@@ -119,6 +119,10 @@ class TrainConfig:
         backend: str. "tensorflow", "jax" or "torch". Must match the
             backend Keras was imported with (the CLI sets it for you).
         jit_compile: bool or "auto". Passed to `model.compile`.
+        distribution: str. Multi-device training: "none" (default),
+            "data" (JAX DataParallel / TF MirroredStrategy), "model" (JAX
+            ModelParallel) or "multi-worker" (TF MultiWorkerMirroredStrategy,
+            configured by TF_CONFIG). See `keras_transformer.distribution`.
         verbose: "auto", 0, 1 or 2. Keras progress output.
     """
 
@@ -160,6 +164,9 @@ class TrainConfig:
     # --- runtime ---
     backend: typing.Optional[str] = _field(None, "tensorflow, jax or torch")
     jit_compile: typing.Union[bool, str] = _field("auto", "model.compile")
+    distribution: str = _field(
+        "none", "none, data, model (JAX) or multi-worker (TensorFlow)"
+    )
     verbose: typing.Union[int, str] = _field("auto", "fit verbosity")
 
     def __post_init__(self):
@@ -339,6 +346,13 @@ class TrainConfig:
         if self.backend is not None and self.backend not in BACKENDS:
             raise ValueError(
                 f"backend must be one of {BACKENDS}. Received: backend={self.backend!r}"
+            )
+        from keras_transformer.distribution import DISTRIBUTIONS
+
+        if self.distribution not in DISTRIBUTIONS:
+            raise ValueError(
+                f"distribution must be one of {DISTRIBUTIONS}. "
+                f"Received: distribution={self.distribution!r}"
             )
         if self.jit_compile not in ("auto", True, False):
             raise ValueError(

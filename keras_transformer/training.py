@@ -36,6 +36,7 @@ from keras_transformer.checkpoints import average_checkpoints
 from keras_transformer.checkpoints import list_checkpoints
 from keras_transformer.checkpoints import save_architecture
 from keras_transformer.config import CONFIG_FILENAME
+from keras_transformer.distribution import distribution_scope
 from keras_transformer.config import TrainConfig
 from keras_transformer.losses import LabelSmoothedCrossEntropy
 from keras_transformer.metrics import MaskedTokenAccuracy
@@ -301,27 +302,30 @@ def train(config, callbacks=None):
     train_dataset, valid_dataset, report = build_datasets(config, splits, tokenizer)
     _log(f"Training data: {report.summary()}", verbose)
     epochs, steps_per_epoch = _schedule(config, report.num_batches)
-    model = build_model(config, tokenizer.vocabulary_size)
-    overrides = f" with {config.model_overrides}" if config.model_overrides else ""
-    _log(
-        f"Model: preset {config.preset!r}{overrides}, {model.count_params():,} "
-        f"parameters; {epochs} epochs x {steps_per_epoch} steps.",
-        verbose,
-    )
-    checkpoint_dir = os.path.join(out, "checkpoints")
-    save_architecture(model, checkpoint_dir)
-    run_callbacks, time_budget, step_limit = _callbacks(config, verbose)
+    # Build, compile and fit inside the distribution's scope (a no-op for
+    # "none"); see keras_transformer.distribution.
+    with distribution_scope(config.distribution):
+        model = build_model(config, tokenizer.vocabulary_size)
+        overrides = f" with {config.model_overrides}" if config.model_overrides else ""
+        _log(
+            f"Model: preset {config.preset!r}{overrides}, {model.count_params():,} "
+            f"parameters; {epochs} epochs x {steps_per_epoch} steps.",
+            verbose,
+        )
+        checkpoint_dir = os.path.join(out, "checkpoints")
+        save_architecture(model, checkpoint_dir)
+        run_callbacks, time_budget, step_limit = _callbacks(config, verbose)
 
-    start = time.monotonic()
-    history = model.fit(
-        train_dataset,
-        validation_data=valid_dataset,
-        epochs=epochs,
-        steps_per_epoch=steps_per_epoch,
-        callbacks=run_callbacks + list(callbacks or []),
-        verbose=config.verbose,
-        shuffle=False,  # The pipeline shuffles (tf.data ignores this anyway).
-    )
+        start = time.monotonic()
+        history = model.fit(
+            train_dataset,
+            validation_data=valid_dataset,
+            epochs=epochs,
+            steps_per_epoch=steps_per_epoch,
+            callbacks=run_callbacks + list(callbacks or []),
+            verbose=config.verbose,
+            shuffle=False,  # The pipeline shuffles (tf.data ignores this anyway).
+        )
     train_seconds = time.monotonic() - start
     # BackupAndRestore may have started fit at a later epoch.
     initial_epoch = history.epoch[0] if history.epoch else epochs

@@ -118,3 +118,27 @@ def test_torch_distribution_is_refused_clearly():
     with pytest.raises(ValueError, match="no multi-device API for PyTorch"):
         with distribution_scope("data"):
             pass
+
+
+def test_train_config_accepts_only_known_distributions():
+    from keras_transformer.config import TrainConfig
+
+    assert TrainConfig(distribution="data").distribution == "data"
+    with pytest.raises(ValueError, match="distribution must be one of"):
+        TrainConfig(distribution="pipeline")
+
+
+@pytest.mark.slow
+def test_cli_trains_with_distribution_flag(tmp_path):
+    """`keras-transformer train --distribution data` builds, compiles and fits
+    inside the strategy (TensorFlow: MirroredStrategy over the local CPU)."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", KERAS_BACKEND="tensorflow")
+    env["PYTHONPATH"] = REPO_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    result = subprocess.run(
+        [sys.executable, "-m", "keras_transformer", "train", "--backend", "tensorflow",
+         "--distribution", "data", "--output-dir", str(tmp_path / "run"),
+         "--max-steps", "3", "--eval-sentences", "0", "--verbose", "0"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    assert (tmp_path / "run" / "model.keras").exists()
