@@ -212,17 +212,12 @@ class Transformer(keras.Model):
             decoder_token_ids
         )
         encoder_output = self._encode(encoder_token_ids, encoder_padding_mask)
-        x = self._embed_target(decoder_token_ids)
-        for layer in self.decoder_layers:
-            x = layer(
-                x,
-                encoder_output,
-                decoder_padding_mask=decoder_padding_mask,
-                encoder_padding_mask=encoder_padding_mask,
-            )
-        if self.decoder_final_norm is not None:
-            x = self.decoder_final_norm(x)
-        logits = self.token_embedding(x, reverse=True)
+        logits = self._decode(
+            decoder_token_ids,
+            decoder_padding_mask,
+            encoder_output,
+            encoder_padding_mask,
+        )
         super().__init__(
             inputs={
                 "encoder_token_ids": encoder_token_ids,
@@ -274,6 +269,27 @@ class Transformer(keras.Model):
         if self.encoder_final_norm is not None:
             x = self.encoder_final_norm(x)
         return x
+
+    def _decode(
+        self,
+        decoder_token_ids,
+        decoder_padding_mask,
+        encoder_output,
+        encoder_padding_mask,
+        training=None,
+    ):
+        x = self._embed_target(decoder_token_ids, training=training)
+        for layer in self.decoder_layers:
+            x = layer(
+                x,
+                encoder_output,
+                decoder_padding_mask=decoder_padding_mask,
+                encoder_padding_mask=encoder_padding_mask,
+                training=training,
+            )
+        if self.decoder_final_norm is not None:
+            x = self.decoder_final_norm(x)
+        return self.token_embedding(x, reverse=True)
 
     def _embed_target(self, decoder_token_ids, start_index=0, training=None):
         x = self.token_embedding(decoder_token_ids)
@@ -349,18 +365,12 @@ class Transformer(keras.Model):
     def decode(self, decoder_token_ids, encoder_output, encoder_padding_mask):
         """Full (uncached) decoder pass: float32 logits for every position."""
         decoder_token_ids = ops.convert_to_tensor(decoder_token_ids, "int32")
-        decoder_padding_mask = padding_mask_from_ids(decoder_token_ids)
-        x = self._embed_target(decoder_token_ids)
-        for layer in self.decoder_layers:
-            x = layer(
-                x,
-                encoder_output,
-                decoder_padding_mask=decoder_padding_mask,
-                encoder_padding_mask=encoder_padding_mask,
-            )
-        if self.decoder_final_norm is not None:
-            x = self.decoder_final_norm(x)
-        return self.token_embedding(x, reverse=True)
+        return self._decode(
+            decoder_token_ids,
+            padding_mask_from_ids(decoder_token_ids),
+            encoder_output,
+            encoder_padding_mask,
+        )
 
     def attention_scores(self, encoder_token_ids, decoder_token_ids):
         """Attention weights of every layer and head, for plotting.
