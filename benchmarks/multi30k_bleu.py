@@ -81,6 +81,7 @@ def main(argv=None):
     cli = [sys.executable, "-m", "keras_transformer"]
     result = {"backend": args.backend, "minutes": args.minutes, "config": args.config}
     if not args.skip_train:
+        result["train_command_started"] = time.time()
         _, seconds = run(
             cli + [
                 "train", "--backend", args.backend, "--config", args.config,
@@ -102,7 +103,8 @@ def main(argv=None):
         env,
     )
     result["evaluate_seconds"] = round(seconds, 1)
-    result["evaluate_output"] = stdout[-2000:]
+    # Keep the report, not the progress bar's carriage-return frames.
+    result["evaluate_output"] = "\n".join(l for l in stdout.splitlines() if "\b" not in l and "/step" not in l)[-2000:]
     scores = re.findall(r"BLEU:\s+([0-9.]+)", stdout)
     result["bleu_scores_found"] = scores
     if args.curve:
@@ -114,10 +116,13 @@ def main(argv=None):
             matplotlib.use("Agg")
             import matplotlib.pyplot as plt
 
-            start = points[0][0]
+            # Minutes since the train command started (vocabulary and data
+            # preparation included), or since the first checkpoint when only
+            # evaluating.
+            start = result.get("train_command_started", points[0][0])
             fig, ax = plt.subplots(figsize=(6, 4))
             ax.plot([(t - start) / 60 for t, _, _ in points], [b for _, _, b in points], marker="o")
-            ax.set(xlabel="minutes since first checkpoint", ylabel="sacreBLEU (val, greedy)",
+            ax.set(xlabel="minutes since the train command started" if "train_command_started" in result else "minutes since first checkpoint", ylabel="sacreBLEU (val, greedy)",
                    title=f"Multi30k EN-DE, {args.backend}, 2 CPU cores")
             fig.tight_layout()
             fig.savefig(os.path.join(args.output_dir, "bleu_curve.png"), dpi=100)

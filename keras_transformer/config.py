@@ -91,6 +91,11 @@ class TrainConfig:
         max_length: int. Longest sequence in tokens (EOS/BOS included);
             longer training pairs are dropped. Auto.
         tokens_per_batch: int. Padded tokens per batch on each side. Auto.
+        bucket_step: int. Width of the length buckets (one every
+            ``bucket_step`` tokens up to ``4 * bucket_step``, then ~25%
+            apart); smaller is finer for short sentences but gives more
+            distinct batch shapes (more compilations under JAX). Defaults
+            to 8.
         epochs: int. Epochs (passes over the data, or ``steps_per_epoch``
             steps). Auto.
         steps_per_epoch: int. Steps between checkpoints; None is one pass
@@ -142,6 +147,7 @@ class TrainConfig:
     vocabulary_size: typing.Optional[int] = _field(None, _AUTO)
     max_length: typing.Optional[int] = _field(None, _AUTO)
     tokens_per_batch: typing.Optional[int] = _field(None, _AUTO)
+    bucket_step: int = _field(8, "length bucket width")
     # --- schedule ---
     epochs: typing.Optional[int] = _field(None, _AUTO)
     steps_per_epoch: typing.Optional[int] = _field(None, "None: one pass")
@@ -303,7 +309,7 @@ class TrainConfig:
                 "train_tgt); without them the embedded default task is used."
             )
         positive = (
-            "vocabulary_size", "max_length", "tokens_per_batch", "epochs",
+            "vocabulary_size", "max_length", "tokens_per_batch", "bucket_step", "epochs",
             "steps_per_epoch", "max_steps", "warmup_steps", "average_last_n",
             "keep_checkpoints", "beam_size", "max_extra_length",
         )  # fmt: skip

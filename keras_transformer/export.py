@@ -110,7 +110,7 @@ def _build_module(model, tokenizer, vocabulary_path, beam_size, alpha, max_extra
             sequences, scores = self._translate_ids(token_ids)
             translations = self.tokenizer.detokenize(sequences)
             # "" and whitespace-only inputs have no tokens: empty translation.
-            blank = tf.equal(tf.reduce_sum(tf.cast(token_ids != PAD_ID, tf.int32), axis=1), 0)
+            blank = tf.equal(pieces.row_lengths(), 0)
             translations = tf.where(blank, tf.constant(""), translations)
             scores = tf.where(blank, tf.zeros_like(scores), scores)
             return {"translations": translations, "scores": scores}

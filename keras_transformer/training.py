@@ -433,13 +433,15 @@ def build_datasets(config, splits, tokenizer):
     """
     import tensorflow as tf
 
-    from keras_transformer.data import make_dataset
+    from keras_transformer.data import default_bucket_lengths, make_dataset
 
+    buckets = default_bucket_lengths(config.max_length, step=config.bucket_step)
     train_dataset, report = make_dataset(
         *splits["train"],
         tokenizer,
         tokens_per_batch=config.tokens_per_batch,
         max_length=config.max_length,
+        bucket_boundaries=buckets,
         shuffle=True,
         seed=config.seed,
         repeat=True,
@@ -451,6 +453,7 @@ def build_datasets(config, splits, tokenizer):
             tokenizer,
             tokens_per_batch=config.tokens_per_batch,
             max_length=config.max_length,
+            bucket_boundaries=buckets,
             shuffle=False,
         )
         # A known size: Keras then shows a full progress bar and does not

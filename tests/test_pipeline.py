@@ -143,6 +143,37 @@ def test_default_bucket_lengths():
         assert lengths[-1] == max_length
         assert list(lengths) == sorted(set(lengths))
         assert len(lengths) <= 16
+    assert default_bucket_lengths(64, step=4) == (4, 8, 12, 16, 20, 28, 36, 48, 64)
+
+
+def test_training_config_bucket_step_reaches_the_pipeline(pairs, tokenizer):
+    from keras_transformer.config import TrainConfig
+    from keras_transformer.training import build_datasets
+
+    src, tgt = pairs
+    splits = {"train": (src, tgt)}
+    reports = {}
+    for step in (4, 8):
+        config = TrainConfig(
+            train_src="a", train_tgt="b", max_length=40, tokens_per_batch=512,
+            bucket_step=step,
+        ).resolved()  # fmt: skip
+        _, _, reports[step] = build_datasets(config, splits, tokenizer)
+        assert reports[step].bucket_lengths == default_bucket_lengths(40, step=step)
+    # The batches come in those shapes, including lengths step 8 lacks.
+    train, _, _ = build_datasets(
+        TrainConfig(
+            train_src="a", train_tgt="b", max_length=40, tokens_per_batch=512,
+            bucket_step=4,
+        ).resolved(),
+        splits,
+        tokenizer,
+    )  # fmt: skip
+    lengths = {int(inputs["encoder_token_ids"].shape[1]) for inputs, _ in train.take(60)}
+    assert lengths <= set(default_bucket_lengths(40, step=4))
+    assert lengths - set(default_bucket_lengths(40, step=8))
+    with pytest.raises(ValueError, match="bucket_step must be positive"):
+        TrainConfig(bucket_step=0)
 
 
 def test_examples_are_shifted_pairs(pairs, tokenizer):

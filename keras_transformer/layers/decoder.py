@@ -7,13 +7,13 @@ from keras_transformer.layers.attention import MultiHeadAttention
 from keras_transformer.layers.feed_forward import PositionwiseFeedForward
 from keras_transformer.layers.residual import (
     ResidualBlock,
-    check_normalization_position,
+    TransformerLayerBase,
     make_layer_norm,
 )
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
-class TransformerDecoderLayer(keras.layers.Layer):
+class TransformerDecoderLayer(TransformerLayerBase):
     """Decoder layer: masked self-attention, encoder-decoder attention, FFN.
 
     Self-attention is always causal (position i sees positions <= i, §3.2.3);
@@ -50,29 +50,6 @@ class TransformerDecoderLayer(keras.layers.Layer):
     >>> layer(y, x).shape
     (2, 5, 32)
     """
-
-    def __init__(
-        self,
-        d_model,
-        num_heads,
-        d_ff,
-        dropout_rate=0.1,
-        normalization_position="post",
-        **kwargs,
-    ):
-        super().__init__(**kwargs)
-        check_normalization_position(normalization_position)
-        if not 0.0 <= dropout_rate < 1.0:
-            raise ValueError(
-                f"dropout_rate must be in [0, 1). Received: dropout_rate={dropout_rate}"
-            )
-        self.d_model = int(d_model)
-        self.num_heads = int(num_heads)
-        self.d_ff = int(d_ff)
-        self.dropout_rate = float(dropout_rate)
-        self.normalization_position = normalization_position
-        MultiHeadAttention(self.d_model, self.num_heads)
-        PositionwiseFeedForward(self.d_model, self.d_ff)
 
     def build(self, decoder_sequence_shape, encoder_sequence_shape=None):
         shape = tuple(decoder_sequence_shape)
@@ -184,16 +161,3 @@ class TransformerDecoderLayer(keras.layers.Layer):
 
     def compute_output_shape(self, decoder_sequence_shape, encoder_sequence_shape=None):
         return decoder_sequence_shape
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "d_model": self.d_model,
-                "num_heads": self.num_heads,
-                "d_ff": self.d_ff,
-                "dropout_rate": self.dropout_rate,
-                "normalization_position": self.normalization_position,
-            }
-        )
-        return config

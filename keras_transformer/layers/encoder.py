@@ -6,13 +6,13 @@ from keras_transformer.layers.attention import MultiHeadAttention
 from keras_transformer.layers.feed_forward import PositionwiseFeedForward
 from keras_transformer.layers.residual import (
     ResidualBlock,
-    check_normalization_position,
+    TransformerLayerBase,
     make_layer_norm,
 )
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
-class TransformerEncoderLayer(keras.layers.Layer):
+class TransformerEncoderLayer(TransformerLayerBase):
     """Encoder layer: multi-head self-attention, then a feed-forward network.
 
     Each sub-layer is wrapped as ``LayerNorm(x + Dropout(Sublayer(x)))``
@@ -40,30 +40,6 @@ class TransformerEncoderLayer(keras.layers.Layer):
     >>> layer(np.zeros((2, 7, 32), "float32")).shape
     (2, 7, 32)
     """
-
-    def __init__(
-        self,
-        d_model,
-        num_heads,
-        d_ff,
-        dropout_rate=0.1,
-        normalization_position="post",
-        **kwargs,
-    ):
-        super().__init__(**kwargs)
-        check_normalization_position(normalization_position)
-        if not 0.0 <= dropout_rate < 1.0:
-            raise ValueError(
-                f"dropout_rate must be in [0, 1). Received: dropout_rate={dropout_rate}"
-            )
-        self.d_model = int(d_model)
-        self.num_heads = int(num_heads)
-        self.d_ff = int(d_ff)
-        self.dropout_rate = float(dropout_rate)
-        self.normalization_position = normalization_position
-        # Fail at construction, not at build, on bad sizes.
-        MultiHeadAttention(self.d_model, self.num_heads)
-        PositionwiseFeedForward(self.d_model, self.d_ff)
 
     def build(self, encoder_sequence_shape):
         shape = tuple(encoder_sequence_shape)
@@ -118,16 +94,3 @@ class TransformerEncoderLayer(keras.layers.Layer):
 
     def compute_output_shape(self, encoder_sequence_shape):
         return encoder_sequence_shape
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "d_model": self.d_model,
-                "num_heads": self.num_heads,
-                "d_ff": self.d_ff,
-                "dropout_rate": self.dropout_rate,
-                "normalization_position": self.normalization_position,
-            }
-        )
-        return config

@@ -2,6 +2,9 @@
 
 import keras
 
+from keras_transformer.layers.attention import MultiHeadAttention
+from keras_transformer.layers.feed_forward import PositionwiseFeedForward
+
 NORMALIZATION_POSITIONS = ("post", "pre")
 LAYER_NORM_EPSILON = 1e-6
 
@@ -43,3 +46,45 @@ def make_layer_norm(owner, name, shape):
     )
     layer_norm.build(shape)
     return layer_norm
+
+
+class TransformerLayerBase(keras.layers.Layer):
+    """Constructor arguments, validation and config shared by the encoder and
+    decoder layers (see `TransformerEncoderLayer` for the arguments)."""
+
+    def __init__(
+        self,
+        d_model,
+        num_heads,
+        d_ff,
+        dropout_rate=0.1,
+        normalization_position="post",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        check_normalization_position(normalization_position)
+        if not 0.0 <= dropout_rate < 1.0:
+            raise ValueError(
+                f"dropout_rate must be in [0, 1). Received: dropout_rate={dropout_rate}"
+            )
+        self.d_model = int(d_model)
+        self.num_heads = int(num_heads)
+        self.d_ff = int(d_ff)
+        self.dropout_rate = float(dropout_rate)
+        self.normalization_position = normalization_position
+        # Fail at construction, not at build, on bad sizes.
+        MultiHeadAttention(self.d_model, self.num_heads)
+        PositionwiseFeedForward(self.d_model, self.d_ff)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "d_model": self.d_model,
+                "num_heads": self.num_heads,
+                "d_ff": self.d_ff,
+                "dropout_rate": self.dropout_rate,
+                "normalization_position": self.normalization_position,
+            }
+        )
+        return config
