@@ -44,6 +44,7 @@ def parse_args(argv=None):
     p.add_argument("--dropout-rate", type=float, default=0.1)
     p.add_argument("--steps", type=int, default=15)
     p.add_argument("--warmup-steps", type=int, default=3)
+    p.add_argument("--dtype-policy", default=None, help="e.g. mixed_bfloat16")
     p.add_argument("--cpu-threads", type=int, default=1,
                    help="pin to this many CPUs (0: no pinning)")
     return p.parse_args(argv)
@@ -67,6 +68,8 @@ def main(argv=None):
     from keras_transformer.layers.embedding import TokenEmbedding
     from keras_transformer.layers.encoder import TransformerEncoderLayer
 
+    if args.dtype_policy:
+        keras.config.set_dtype_policy(args.dtype_policy)
     b, t, d = args.batch_size, args.seq_len, args.d_model
     h, f, v, p = args.num_heads, args.d_ff, args.vocabulary_size, args.dropout_rate
     rng = np.random.default_rng(0)
@@ -114,7 +117,7 @@ def main(argv=None):
         return keras.Model(i, e(e(i), reverse=True)), ids, ids, loss
 
     print(f"backend={keras.backend.backend()} batch={b}x{t} d_model={d} "
-          f"heads={h} d_ff={f} V={v}; ms per training step (median, min)")
+          f"heads={h} d_ff={f} V={v} policy={keras.config.dtype_policy().name}; ms per training step (median, min)")
     for component in args.components.split(","):
         for model_name in args.models.split(","):
             keras.utils.set_random_seed(0)

@@ -61,6 +61,53 @@ def test_label_smoothed_loss_matches_hand_computation():
         kt.LabelSmoothedCrossEntropy(label_smoothing=1.5)
 
 
+def _loss_and_gradient(function, labels, logits):
+    """Sum of the per-token losses and its gradient, on the current backend."""
+    backend = keras.config.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        z = tf.constant(logits)
+        with tf.GradientTape() as tape:
+            tape.watch(z)
+            total = tf.reduce_sum(function(labels, z))
+        return float(total), tape.gradient(total, z).numpy()
+    if backend == "jax":
+        import jax
+
+        total, grad = jax.value_and_grad(lambda z: function(labels, z).sum())(logits)
+        return float(total), np.asarray(grad)
+    import torch
+
+    z = torch.tensor(logits, requires_grad=True)
+    total = function(torch.tensor(labels), z).sum()
+    total.backward()
+    return float(total), z.grad.numpy()
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.0])
+def test_every_loss_formulation_gives_the_same_values_and_gradients(eps):
+    """Each backend uses its fastest formulation; all must be the same loss."""
+    from keras_transformer import losses
+
+    rng = np.random.default_rng(1)
+    V = 50
+    logits = rng.normal(scale=3.0, size=(3, 4, V)).astype("float32")
+    labels = rng.integers(0, V, size=(3, 4)).astype("int32")
+    log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    target = np.full((3, 4, V), eps / V)
+    np.put_along_axis(target, labels[..., None], 1 - eps + eps / V, axis=-1)
+    expected_loss = -(target * log_p).sum()
+    expected_grad = np.exp(log_p) - target  # softmax - targets
+    assert set(losses._FORMULATIONS) == {"tensorflow", "jax", "torch"}
+    for form in set(losses._FORMULATIONS.values()):
+        total, grad = _loss_and_gradient(
+            lambda y, z: form(y, z, eps), labels, logits
+        )
+        assert total == pytest.approx(expected_loss, rel=1e-5), form.__name__
+        np.testing.assert_allclose(grad, expected_grad, atol=1e-5, err_msg=form.__name__)
+
+
 def test_masked_token_accuracy():
     metric = kt.MaskedTokenAccuracy()
     labels = np.array([[1, 2, 0, 0]])
