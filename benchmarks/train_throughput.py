@@ -216,6 +216,12 @@ def summarize_timestamps(ends, cfg, tokens_per_step, cpu_ends=None):
 # --------------------------------------------------------------------------
 
 
+def architecture(cfg):
+    """The size arguments every model builder takes, from the worker config."""
+    keys = ("vocabulary_size", "num_layers", "d_model", "num_heads", "d_ff", "dropout_rate")
+    return {key: cfg[key] for key in keys}
+
+
 def worker_keras(model_name, cfg):
     import keras
     import numpy as np
@@ -225,14 +231,7 @@ def worker_keras(model_name, cfg):
     if cfg["dtype_policy"]:
         keras.config.set_dtype_policy(cfg["dtype_policy"])
 
-    arch = dict(
-        vocabulary_size=cfg["vocabulary_size"],
-        num_layers=cfg["num_layers"],
-        d_model=cfg["d_model"],
-        num_heads=cfg["num_heads"],
-        d_ff=cfg["d_ff"],
-        dropout_rate=cfg["dropout_rate"],
-    )
+    arch = architecture(cfg)
     if model_name == "ours":
         sys.path.insert(0, REPO)
         import keras_transformer as kt
@@ -359,12 +358,7 @@ def worker_torch(model_name, cfg):
     torch.manual_seed(cfg["seed"])
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model = build_torch_model(
-        vocabulary_size=cfg["vocabulary_size"],
-        num_layers=cfg["num_layers"],
-        d_model=cfg["d_model"],
-        num_heads=cfg["num_heads"],
-        d_ff=cfg["d_ff"],
-        dropout_rate=cfg["dropout_rate"],
+        **architecture(cfg),
         max_length=cfg["seq_len"],
         tie_embeddings=cfg["peer_embeddings"] == "tied",
     ).to(device)

@@ -32,12 +32,14 @@ def label_smoothed_token_losses(labels, logits, label_smoothing=0.1):
     return formulation(labels, logits, float(label_smoothing))
 
 
+def _at_labels(values, labels):
+    """``values[b, t, labels[b, t]]``: ``(batch, length, V)`` -> ``(batch, length)``."""
+    return ops.squeeze(ops.take_along_axis(values, labels[..., None], axis=-1), axis=-1)
+
+
 def _logsumexp_form(labels, logits, label_smoothing):
     log_normalizer = ops.logsumexp(logits, axis=-1)
-    label_logits = ops.squeeze(
-        ops.take_along_axis(logits, labels[..., None], axis=-1), axis=-1
-    )
-    losses = log_normalizer - (1.0 - label_smoothing) * label_logits
+    losses = log_normalizer - (1.0 - label_smoothing) * _at_labels(logits, labels)
     if label_smoothing:
         losses = losses - label_smoothing * ops.mean(logits, axis=-1)
     return losses
@@ -56,10 +58,7 @@ def _fused_softmax_form(labels, logits, label_smoothing):
 
 def _log_softmax_form(labels, logits, label_smoothing):
     log_probs = ops.log_softmax(logits, axis=-1)
-    label_log_probs = ops.squeeze(
-        ops.take_along_axis(log_probs, labels[..., None], axis=-1), axis=-1
-    )
-    losses = -(1.0 - label_smoothing) * label_log_probs
+    losses = -(1.0 - label_smoothing) * _at_labels(log_probs, labels)
     if label_smoothing:
         losses = losses - label_smoothing * ops.mean(log_probs, axis=-1)
     return losses

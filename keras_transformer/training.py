@@ -435,26 +435,22 @@ def build_datasets(config, splits, tokenizer):
 
     from keras_transformer.data import default_bucket_lengths, make_dataset
 
-    buckets = default_bucket_lengths(config.max_length, step=config.bucket_step)
-    train_dataset, report = make_dataset(
-        *splits["train"],
-        tokenizer,
+    # Training and validation batches share one batching (same shapes).
+    batching = dict(
+        tokenizer=tokenizer,
         tokens_per_batch=config.tokens_per_batch,
         max_length=config.max_length,
-        bucket_boundaries=buckets,
-        shuffle=True,
-        seed=config.seed,
-        repeat=True,
+        bucket_boundaries=default_bucket_lengths(
+            config.max_length, step=config.bucket_step
+        ),
+    )
+    train_dataset, report = make_dataset(
+        *splits["train"], shuffle=True, seed=config.seed, repeat=True, **batching
     )
     valid_dataset = None
     if "valid" in splits:
         valid_dataset, valid_report = make_dataset(
-            *splits["valid"],
-            tokenizer,
-            tokens_per_batch=config.tokens_per_batch,
-            max_length=config.max_length,
-            bucket_boundaries=buckets,
-            shuffle=False,
+            *splits["valid"], shuffle=False, **batching
         )
         # A known size: Keras then shows a full progress bar and does not
         # warn that the validation data "ran out" after the first epoch.

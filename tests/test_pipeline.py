@@ -152,24 +152,18 @@ def test_training_config_bucket_step_reaches_the_pipeline(pairs, tokenizer):
 
     src, tgt = pairs
     splits = {"train": (src, tgt)}
-    reports = {}
+    datasets = {}
     for step in (4, 8):
         config = TrainConfig(
             train_src="a", train_tgt="b", max_length=40, tokens_per_batch=512,
             bucket_step=step,
         ).resolved()  # fmt: skip
-        _, _, reports[step] = build_datasets(config, splits, tokenizer)
-        assert reports[step].bucket_lengths == default_bucket_lengths(40, step=step)
+        datasets[step], _, report = build_datasets(config, splits, tokenizer)
+        assert report.bucket_lengths == default_bucket_lengths(40, step=step)
     # The batches come in those shapes, including lengths step 8 lacks.
-    train, _, _ = build_datasets(
-        TrainConfig(
-            train_src="a", train_tgt="b", max_length=40, tokens_per_batch=512,
-            bucket_step=4,
-        ).resolved(),
-        splits,
-        tokenizer,
-    )  # fmt: skip
-    lengths = {int(inputs["encoder_token_ids"].shape[1]) for inputs, _ in train.take(60)}
+    lengths = {
+        int(inputs["encoder_token_ids"].shape[1]) for inputs, _ in datasets[4].take(60)
+    }
     assert lengths <= set(default_bucket_lengths(40, step=4))
     assert lengths - set(default_bucket_lengths(40, step=8))
     with pytest.raises(ValueError, match="bucket_step must be positive"):
