@@ -7,7 +7,22 @@
   positions and an output projection, trained by a plain PyTorch loop.
 
 Both take the same hyper-parameters as ``keras_transformer.Transformer`` so the
-benchmarks compare equal-sized models. ``tie_embeddings=True`` (the paper's
+benchmarks compare equal-sized models. Where they do more work than ours:
+
+* keras-hub's ``dropout`` argument is used twice by its ``TransformerEncoder``
+  and ``TransformerDecoder``: as the residual dropout (like ours) and as the
+  ``dropout`` of every ``MultiHeadAttention``, which drops attention weights.
+  With attention dropout > 0, ``MultiHeadAttention._compute_attention`` cannot
+  use ``ops.dot_product_attention`` (the fused kernel) and runs
+  einsum -> masked softmax -> dropout -> einsum instead. The layers have no
+  separate argument for it, so ``attention_dropout=0`` sets the built
+  ``MultiHeadAttention`` layers' dropout to 0 after building them
+  (`_set_keras_attention_dropout`), keeping the residual dropout.
+* ``torch.nn.Transformer`` adds a final LayerNorm after the encoder stack and
+  after the decoder stack (2 x d_model parameters each), and its
+  ``nn.MultiheadAttention`` layers also drop attention weights (inside
+  ``scaled_dot_product_attention``); ``attention_dropout=0`` sets their
+  ``dropout`` attribute to 0. ``tie_embeddings=True`` (the paper's
 setup: one embedding matrix shared by the encoder input, the decoder input and
 the pre-softmax projection) keeps the total parameter count equal to a model
 that ties them too; ``False`` is the keras.io style (separate encoder and
@@ -58,8 +73,12 @@ def build_keras_hub_model(
     dropout_rate,
     max_length,
     tie_embeddings=True,
+    attention_dropout=None,
 ):
     """Functional encoder-decoder from keras-hub layers.
+
+    ``attention_dropout``: dropout on the attention weights; None keeps
+    keras-hub's behaviour (``dropout_rate``, as for the residual dropout).
 
     Inputs ``{"encoder_token_ids", "decoder_token_ids"}`` (int32, pad id 0);
     output float32 logits ``(batch, target_length, vocabulary_size)``.
@@ -93,29 +112,39 @@ def build_keras_hub_model(
 
     x = enc_embedding(enc_ids)
     x = keras.layers.Dropout(dropout_rate)(x)
+    layers = []
     for i in range(num_layers):
-        x = keras_hub.layers.TransformerEncoder(
+        layer = keras_hub.layers.TransformerEncoder(
             intermediate_dim=d_ff,
             num_heads=num_heads,
             dropout=dropout_rate,
             name=f"encoder_layer_{i}",
-        )(x, padding_mask=enc_pad)
+        )
+        x = layer(x, padding_mask=enc_pad)
+        layers.append(layer)
     memory = x
 
     y = dec_embedding(dec_ids)
     y = keras.layers.Dropout(dropout_rate)(y)
     for i in range(num_layers):
-        y = keras_hub.layers.TransformerDecoder(
+        layer = keras_hub.layers.TransformerDecoder(
             intermediate_dim=d_ff,
             num_heads=num_heads,
             dropout=dropout_rate,
             name=f"decoder_layer_{i}",
-        )(
+        )
+        y = layer(
             y,
             memory,
             decoder_padding_mask=dec_pad,
             encoder_padding_mask=enc_pad,
         )
+        layers.append(layer)
+    if attention_dropout is not None:
+        # The layers are built now (the functional calls built them); the
+        # functional model re-runs their call() at train time, which reads
+        # the attention layers' dropout then.
+        _set_keras_attention_dropout(layers, attention_dropout)
     if tie_embeddings:
         logits = dec_embedding.token_embedding(y, reverse=True)
     else:
@@ -131,6 +160,35 @@ def build_keras_hub_model(
     )
 
 
+def _set_keras_attention_dropout(layers, rate):
+    """Sets the attention-weight dropout of built keras-hub layers to ``rate``.
+
+    ``keras.layers.MultiHeadAttention`` keeps its rate in ``_dropout`` (read
+    in ``_compute_attention`` on every call to choose the fused
+    ``ops.dot_product_attention`` path when it is 0) and in the rate of its
+    ``_dropout_layer``. Returns the number of attention layers changed.
+    """
+    import keras
+
+    changed = 0
+    for layer in layers:
+        for sub in layer._flatten_layers(include_self=False, recursive=True):
+            if isinstance(sub, keras.layers.MultiHeadAttention):
+                if not hasattr(sub, "_dropout"):
+                    raise RuntimeError(
+                        "keras.layers.MultiHeadAttention has no _dropout "
+                        "attribute in this Keras version; cannot set the "
+                        "attention dropout separately"
+                    )
+                sub._dropout = float(rate)
+                if getattr(sub, "_dropout_layer", None) is not None:
+                    sub._dropout_layer.rate = float(rate)
+                changed += 1
+    if not changed:
+        raise RuntimeError("no MultiHeadAttention layer found to change")
+    return changed
+
+
 def build_torch_model(
     vocabulary_size,
     num_layers,
@@ -140,8 +198,13 @@ def build_torch_model(
     dropout_rate,
     max_length,
     tie_embeddings=True,
+    attention_dropout=None,
 ):
-    """``torch.nn.Transformer`` plus embeddings and output projection."""
+    """``torch.nn.Transformer`` plus embeddings and output projection.
+
+    ``attention_dropout``: dropout on the attention weights of every
+    ``nn.MultiheadAttention``; None keeps ``dropout_rate`` (torch's default).
+    """
     import torch
     from torch import nn
 
@@ -182,6 +245,15 @@ def build_torch_model(
             )
             if tie_embeddings:
                 self.output_projection.weight = self.tgt_embedding.weight
+            if attention_dropout is not None:
+                attention = [
+                    m for m in self.transformer.modules()
+                    if isinstance(m, nn.MultiheadAttention)
+                ]
+                assert len(attention) == 3 * num_layers, len(attention)
+                for m in attention:
+                    # Read as dropout_p by F.multi_head_attention_forward.
+                    m.dropout = float(attention_dropout)
 
         def embed(self, embedding, ids):
             x = embedding(ids) * math.sqrt(self.d_model)

@@ -7,28 +7,42 @@ this script, since ``KERAS_BACKEND`` is fixed per process):
 1. **Cached vs uncached.** Beam search (beam 4, alpha 0.6) over the first
    ``--speed-batch`` test sentences (default 32, the `Translator`'s batch),
    forced to produce exactly ``--speed-steps`` tokens (EOS forbidden before,
-   forced at the end). *Cached* is `keras_transformer.decoding.Generator`:
-   encoder once, key/value caches, the whole search compiled (``jax.jit`` /
-   one ``tf.function`` / eager torch under ``no_grad``). *Uncached* is the
-   same beam search re-running `Transformer.decode` on the whole prefix at
-   every step: the prefix padded to a multiple of 8, the decoder compiled per
-   prefix shape on JAX, one ``tf.function`` on TensorFlow, eager on torch;
-   the search around it runs as a Python loop. Both are timed after warm-ups
-   that compile everything: the median of ``--repeats`` runs for cached, one
-   run for uncached. "same tokens" says whether both found the same
-   hypotheses.
-2. **Translating a test set.** `keras_transformer.Translator.translate` on the
-   first ``--num-sentences`` lines of ``test_2016_flickr.en.gz`` with beam 4,
+   forced at the end). Both sides are the same compiled
+   `keras_transformer.decoding.Generator` (one ``jax.jit`` of the whole
+   search / one ``tf.function`` / eager torch under ``no_grad``), so the
+   speed-up measures the cache alone: *cached* is ``Generator(model)``
+   (encoder once, key/value caches, one new position per step); *uncached*
+   is ``Generator(model, use_cache=False)``, which re-runs
+   `Transformer.decode` (decoder stack and output projection) on the whole
+   ``--speed-steps``-token buffer at every step (positions after the current
+   one are PAD and masked; a fixed shape is what a compiled loop needs, and
+   it is about 2x the positions of re-running only the prefix). Each side
+   is compiled by a first call, then timed ``--repeats`` times, alternating
+   cached and uncached so that a change of load on a shared machine affects
+   both alike; the medians are reported. "same tokens" says whether both
+   found the same hypotheses.
+2. **Translating a test set.** `keras_transformer.Translator` on the first
+   ``--num-sentences`` lines of ``test_2016_flickr.en.gz`` with beam 4,
    alpha 0.6, batch ``--batch-size``, including every compilation (a cold
    start, what a user waits for). Without ``--model-dir`` the model is a
-   randomly initialised "small" preset (3+3 layers, d_model 256, d_ff 1024)
-   with an 8000-piece vocabulary trained on the Multi30k train files (both
-   are kept in ``--work-dir`` and reused); since a random model rarely ends a
-   sentence, each output is capped at a realistic length: the tokenized
-   German reference length + 1 (EOS), or 1.1 x the source length without
-   references. With a trained model (``--model-dir`` holding ``model.keras``
-   and ``vocab.spm``) decoding is the paper's (input length + 50, early
-   stopping) and BLEU (sacreBLEU, cased) against the references is reported.
+   randomly initialised ``--preset`` model (default "small": 3+3 layers,
+   d_model 256, d_ff 1024) with an 8000-piece vocabulary trained on the
+   Multi30k train files (both are kept in ``--work-dir`` and reused); since
+   a random model rarely ends a sentence, each output is capped at a
+   realistic length: the tokenized German reference length + 1 (EOS), or
+   1.1 x the source length without references. With a trained model
+   (``--model-dir`` holding ``model.keras`` and ``vocab.spm``) decoding is
+   the paper's (input length + 50, early stopping) and BLEU (sacreBLEU,
+   cased) against the references is reported.
+
+``--synthetic``: no data, tokenizer or TensorFlow (for a GPU machine with
+only JAX or torch): a random ``--preset`` model and ``--num-sentences``
+random sources whose lengths are drawn like Multi30k's English test set
+(gamma distribution, mean 14 and s.d. 4.5 subword tokens, clipped to
+4..40, plus EOS; the test set has 11.9 +- 3.8 words, 4..32), token ids
+uniform over the vocabulary's non-special ids. Both measurements then run
+on these ids (`Translator.generate`, the token-level half of `translate`,
+with outputs capped at 1.1 x the source length + 1).
 
 Workers get ``OMP_WAIT_POLICY=PASSIVE`` (``--omp-wait-policy``): torch's
 OpenMP threads otherwise busy-wait, and on 2 cores shared with other work
@@ -39,9 +53,11 @@ Examples::
     python benchmarks/decode_speed.py                      # all backends
     python benchmarks/decode_speed.py --backends jax --num-sentences 200
     python benchmarks/decode_speed.py --model-dir runs/multi30k --skip-speed
+    python benchmarks/decode_speed.py --synthetic --backends jax,torch \\
+        --preset base --tag gpu_base                       # GPU, no TF
 
 Writes ``decode_speed_<tag>.{md,json}`` to ``--output-dir``. A full run on
-2 busy CPU cores takes about 8-10 minutes.
+2 busy CPU cores takes about 10-15 minutes.
 """
 
 import argparse
@@ -89,9 +105,10 @@ def prepare_random_model(args):
     os.makedirs(args.work_dir, exist_ok=True)
     train_en = read_lines(os.path.join(args.data_dir, "train.en.gz"))
     train_de = read_lines(os.path.join(args.data_dir, "train.de.gz"))
-    log(f"training an {args.vocabulary_size}-piece tokenizer on {len(train_en)} pairs")
+    log(f"training an {args.vocabulary_size or 8000}-piece tokenizer on {len(train_en)} pairs")
     tokenizer = SubwordTokenizer.train(
-        itertools.chain(train_en, train_de), vocabulary_size=args.vocabulary_size
+        itertools.chain(train_en, train_de),
+        vocabulary_size=args.vocabulary_size or 8000,
     )
     tokenizer.save(args.work_dir)
     keras.utils.set_random_seed(args.seed)
@@ -106,27 +123,34 @@ def prepare_random_model(args):
 # Worker: one backend.
 
 
-def _no_grad():
-    import contextlib
+def synthetic_sources(args, vocabulary_size):
+    """Random source ids (EOS appended) with Multi30k-like lengths.
 
-    import keras
-
-    if keras.config.backend() == "torch":
-        import torch
-
-        return torch.no_grad()
-    return contextlib.nullcontext()
-
-
-def measure_cached_vs_uncached(translator, sentences, args):
-    import keras
+    Lengths without EOS: gamma with mean 14 and s.d. 4.5, rounded, clipped to
+    4..40 (Multi30k test_2016_flickr.en has 11.9 +- 3.8 words, 4..32; subword
+    tokens run ~15% above words). Ids uniform in [4, V) (0-3 are special).
+    """
     import numpy as np
 
-    from keras_transformer.decoding import Generator, compiled_decode, generate
+    from keras_transformer.special_tokens import EOS_ID
+
+    rng = np.random.default_rng(args.seed)
+    mean, sd = 14.0, 4.5
+    shape = (mean / sd) ** 2
+    lengths = np.clip(np.rint(rng.gamma(shape, mean / shape, args.num_sentences)), 4, 40)
+    return [
+        rng.integers(4, vocabulary_size, int(n)).tolist() + [EOS_ID]
+        for n in lengths.astype(int)
+    ]
+
+
+def measure_cached_vs_uncached(model, sources, args):
+    """Cached vs uncached beam search, both through a compiled `Generator`."""
+    import numpy as np
+
+    from keras_transformer.decoding import Generator
     from keras_transformer.special_tokens import PAD_ID
 
-    model = translator.model
-    sources, _ = translator._source_ids(translator.tokenizer.encode(sentences))
     length = max(len(s) for s in sources)
     length = -(-length // 16) * 16
     ids = np.full((len(sources), length), PAD_ID, np.int32)
@@ -134,62 +158,30 @@ def measure_cached_vs_uncached(translator, sentences, args):
         ids[row, : len(source)] = source
     steps = args.speed_steps
     max_lengths = np.full((len(sources),), steps, np.int32)
-    search = dict(beam_size=args.beam_size, alpha=args.alpha)
+    search = dict(beam_size=args.beam_size, alpha=args.alpha, max_length=steps,
+                  min_length=steps)
 
-    generator = Generator(model)
-    start = time.perf_counter()
-    search.update(max_length=steps, min_length=steps)
-    cached, _ = generator(ids, max_lengths, **search)
-    warmup = time.perf_counter() - start
-    times = []
-
-    def time_cached(repeats):
-        for _ in range(repeats):
+    generators = {
+        "cached": Generator(model),
+        "uncached": Generator(model, use_cache=False),
+    }
+    outputs, first_call, times = {}, {}, {name: [] for name in generators}
+    for name, generator in generators.items():
+        start = time.perf_counter()
+        outputs[name], _ = generator(ids, max_lengths, **search)
+        first_call[name] = time.perf_counter() - start
+        log(f"{name}: first call (compiles) {first_call[name]:.1f} s")
+    # Alternate, so that a change of load on a shared machine hits both.
+    for _ in range(args.repeats):
+        for name, generator in generators.items():
             start = time.perf_counter()
             generator(ids, max_lengths, **search)
-            times.append(time.perf_counter() - start)
-
-    # Cached runs before and after the (long) uncached one, so that a change
-    # of load on a shared machine affects both sides alike.
-    time_cached(args.repeats // 2)
-
-    decode_fn = compiled_decode(model)
-
-    def uncached_run():
-        with _no_grad():
-            sequences, _ = generate(
-                model, ids, max_lengths, args.alpha, steps, max_length=steps,
-                beam_size=args.beam_size, use_cache=False, python_loop=True,
-                decode_fn=decode_fn, prefix_multiple=8,
-            )
-        return np.asarray(sequences)
-
-    # Warm-up, so that no compilation is timed: JAX compiles each eager op
-    # of the search (at the run's shapes: a 2-step run with the same buffer)
-    # and the decoder once per prefix shape; TensorFlow traces the decoder
-    # once; torch compiles nothing.
-    start = time.perf_counter()
-    backend = keras.config.backend()
-    if backend in ("jax", "tensorflow"):
-        with _no_grad():
-            generate(
-                model, ids, np.full_like(max_lengths, 2), args.alpha, 0,
-                max_length=steps, beam_size=args.beam_size, use_cache=False,
-                python_loop=True, decode_fn=decode_fn, prefix_multiple=8,
-            )
-            rows = len(sources) * args.beam_size
-            encoder_output, mask = model.encode(np.repeat(ids, args.beam_size, axis=0))
-            for prefix in range(16, steps + 8, 8) if backend == "jax" else ():
-                tokens = np.full((rows, min(prefix, steps)), 4, np.int32)
-                decode_fn(tokens, encoder_output, mask)
-    uncached_warmup = time.perf_counter() - start
-    start = time.perf_counter()
-    uncached = uncached_run()
-    uncached_seconds = time.perf_counter() - start
-    log(f"uncached: {uncached_seconds:.3f} s (warm-up {uncached_warmup:.1f} s)")
-    time_cached(args.repeats - args.repeats // 2)
-    cached_seconds = statistics.median(times)
-    log(f"cached: {cached_seconds:.3f} s (first call incl. compile {warmup:.1f} s)")
+            times[name].append(time.perf_counter() - start)
+    cached_seconds = statistics.median(times["cached"])
+    uncached_seconds = statistics.median(times["uncached"])
+    log(f"cached {cached_seconds:.3f} s, uncached {uncached_seconds:.3f} s "
+        f"(medians of {args.repeats})")
+    cached = outputs["cached"]
     generated = int((cached[:, 0] != PAD_ID).sum(-1).mean())
     return {
         "speed_batch": len(sources),
@@ -197,11 +189,13 @@ def measure_cached_vs_uncached(translator, sentences, args):
         "speed_steps": steps,
         "tokens_per_hypothesis": generated,
         "cached_seconds": cached_seconds,
-        "cached_runs_seconds": times,
-        "cached_first_call_seconds": warmup,
+        "cached_runs_seconds": times["cached"],
+        "cached_first_call_seconds": first_call["cached"],
         "uncached_seconds": uncached_seconds,
+        "uncached_runs_seconds": times["uncached"],
+        "uncached_first_call_seconds": first_call["uncached"],
         "speedup": uncached_seconds / cached_seconds,
-        "same_output": bool(np.array_equal(cached, uncached)),
+        "same_output": bool(np.array_equal(cached, outputs["uncached"])),
     }
 
 
@@ -255,32 +249,118 @@ def measure_translation(translator, sentences, references, args):
     return result
 
 
+class _SyntheticVocabulary:
+    """What `Translator` needs of a tokenizer for `Translator.generate`."""
+
+    def __init__(self, vocabulary_size):
+        self.vocabulary_size = vocabulary_size
+
+
+def measure_synthetic_translation(translator, sources, args):
+    """`Translator.generate` on the synthetic ids (cold: compiles included)."""
+    token_ids = [source[:-1] for source in sources]  # generate appends EOS
+    caps = [int(round(1.1 * len(ids))) + 1 for ids in token_ids]
+
+    def run():
+        start = time.perf_counter()
+        hypotheses, _ = translator.generate(
+            token_ids, beam_size=args.beam_size, alpha=args.alpha,
+            batch_size=args.batch_size, max_output_lengths=caps,
+        )
+        return hypotheses, time.perf_counter() - start
+
+    hypotheses, seconds = run()
+    result = {
+        "num_sentences": len(sources),
+        "source_tokens_mean": sum(map(len, token_ids)) / len(token_ids),
+        "source_tokens_range": [min(map(len, token_ids)), max(map(len, token_ids))],
+        "translate_seconds": seconds,
+        "sentences_per_second": len(sources) / seconds,
+        "output_tokens_approx": sum(len(h[0]) for h in hypotheses),
+        "compiled_functions": translator.generator.trace_count,
+    }
+    log(f"translated {len(sources)} synthetic sentences in {seconds:.1f} s")
+    if args.warm:
+        result["translate_warm_seconds"] = run()[1]
+    return result
+
+
+def device_name(backend):
+    """The accelerator the backend runs on, or "cpu"; never imports TF
+    unless the backend is TensorFlow."""
+    try:
+        if backend == "jax":
+            import jax
+
+            device = jax.devices()[0]
+            return "cpu" if device.platform == "cpu" else device.device_kind
+        if backend == "torch":
+            import torch
+
+            return torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
+        if backend == "tensorflow":
+            import tensorflow as tf
+
+            gpus = tf.config.list_physical_devices("GPU")
+            if gpus:
+                details = tf.config.experimental.get_device_details(gpus[0])
+                return details.get("device_name", "GPU")
+    except Exception as e:  # best effort
+        return f"unknown ({e!r})"
+    return "cpu"
+
+
 def run_worker(args):
     if args.cpu_threads:
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[: args.cpu_threads])
     sys.path.insert(0, REPO)
     import keras
 
-    from keras_transformer import Translator
-    from keras_transformer.data import read_lines
-
     backend = keras.config.backend()
-    translator = Translator.from_directory(args.model_dir, batch_size=args.batch_size)
-    sentences = read_lines(args.source_file)[: args.num_sentences]
-    references = None
-    if args.reference_file and os.path.exists(args.reference_file):
-        references = read_lines(args.reference_file)[: args.num_sentences]
     result = {
         "backend": backend,
         "keras": keras.__version__,
+        "device": device_name(backend),
         "load_average_start": load_average(),
     }
-    if not args.skip_speed:
-        result.update(
-            measure_cached_vs_uncached(translator, sentences[: args.speed_batch], args)
+    if args.synthetic:
+        from keras_transformer.model import Transformer
+        from keras_transformer.translator import Translator
+
+        keras.utils.set_random_seed(args.seed)
+        overrides = {"dropout_rate": 0.0}
+        if args.vocabulary_size:
+            overrides["vocabulary_size"] = args.vocabulary_size
+        model = Transformer.from_preset(args.preset, **overrides)
+        translator = Translator(
+            model, _SyntheticVocabulary(model.vocabulary_size),
+            batch_size=args.batch_size,
         )
-    if not args.skip_translate:
-        result.update(measure_translation(translator, sentences, references, args))
+        sources = synthetic_sources(args, model.vocabulary_size)
+        result["model"] = (f"random {args.preset!r} preset, V={model.vocabulary_size}, "
+                           f"{model.count_params():,} parameters")
+        if not args.skip_speed:
+            result.update(
+                measure_cached_vs_uncached(model, sources[: args.speed_batch], args))
+        if not args.skip_translate:
+            result.update(measure_synthetic_translation(translator, sources, args))
+    else:
+        from keras_transformer import Translator
+        from keras_transformer.data import read_lines
+
+        translator = Translator.from_directory(args.model_dir, batch_size=args.batch_size)
+        sentences = read_lines(args.source_file)[: args.num_sentences]
+        references = None
+        if args.reference_file and os.path.exists(args.reference_file):
+            references = read_lines(args.reference_file)[: args.num_sentences]
+        if not args.skip_speed:
+            speed_sentences = sentences[: args.speed_batch]
+            sources, _ = translator._source_ids(
+                translator.tokenizer.encode(speed_sentences))
+            result.update(measure_cached_vs_uncached(translator.model, sources, args))
+        if not args.skip_translate:
+            result.update(measure_translation(translator, sentences, references, args))
+    result["tensorflow_imported"] = "tensorflow" in sys.modules
     result["load_average_end"] = load_average()
     print(RESULT_PREFIX + json.dumps(result), flush=True)
 
@@ -294,11 +374,12 @@ def worker_command(args, backend):
     for name in (
         "model_dir", "source_file", "reference_file", "num_sentences", "batch_size",
         "beam_size", "alpha", "speed_batch", "speed_steps", "repeats", "cpu_threads",
+        "preset", "vocabulary_size", "seed",
     ):
         value = getattr(args, name)
         if value is not None:
             command += [f"--{name.replace('_', '-')}", str(value)]
-    for flag in ("random_model", "skip_speed", "skip_translate", "warm"):
+    for flag in ("random_model", "skip_speed", "skip_translate", "warm", "synthetic"):
         if getattr(args, flag):
             command.append(f"--{flag.replace('_', '-')}")
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="2")
@@ -321,17 +402,32 @@ def run_backend(args, backend):
     return {"backend": backend, "error": f"worker exited with {process.returncode}"}
 
 
-def format_table(results, args):
+def model_description(results, args):
+    if args.synthetic:
+        described = [r["model"] for r in results if "model" in r]
+        return (described[0] if described else f"random {args.preset!r} preset") + (
+            f"; synthetic sources (lengths like Multi30k's, outputs capped at "
+            "1.1 x source + 1)")
+    if args.random_model:
+        return (f"random {args.preset!r} preset (outputs capped at realistic "
+                "lengths)")
+    return args.model_dir
+
+
+def format_table(results, args, command):
     def cell(result, key, fmt):
         value = result.get(key)
         return "-" if value is None else fmt.format(value)
 
+    devices = sorted({r.get("device", "?") for r in results if "error" not in r})
     lines = [
-        f"Decoding on {os.cpu_count()} CPU(s)"
+        f"Command: `{command}`",
+        "",
+        f"Date: {datetime.date.today().isoformat()}; device: {', '.join(devices)}; "
+        f"{os.cpu_count()} CPU(s)"
         + (f", workers pinned to {args.cpu_threads}" if args.cpu_threads else "")
-        + f"; beam {args.beam_size}, alpha {args.alpha}; model: "
-        + ("random 'small' preset (outputs capped at realistic lengths)"
-           if args.random_model else args.model_dir),
+        + f"; beam {args.beam_size}, alpha {args.alpha}, batch {args.batch_size}; "
+        + "model: " + model_description(results, args),
         "",
         f"| backend | cached, {args.speed_steps} tokens (s) | uncached (s) | speedup "
         f"| same tokens | {args.num_sentences} sentences (s) | sentences/s "
@@ -364,14 +460,20 @@ def format_table(results, args):
             "",
             f"Cached vs uncached: {r['speed_batch']} sentences (source padded to "
             f"{r['speed_source_length']}), beam {args.beam_size}, exactly "
-            f"{r['speed_steps']} output tokens; cached = median of {args.repeats} "
-            "runs after a compiling warm-up (before and after the uncached run), "
-            "uncached = one run after a warm-up.",
+            f"{r['speed_steps']} output tokens, both through the same compiled "
+            "`Generator` (jax.jit / tf.function / eager torch): cached = "
+            "`Generator(model)`, one new position per step with key/value "
+            "caches; uncached = `Generator(model, use_cache=False)`, decoder "
+            "and output projection over the whole "
+            f"{r['speed_steps']}-token buffer every step (about 2x the "
+            "positions of re-running only the prefix). Medians of "
+            f"{args.repeats} runs each, alternating, after a compiling first "
+            "call of each.",
         ]
     lines.append(
         "Translation time includes compilation. load = 1-minute load average when "
-        "the backend's worker started and ended (2 cores: above 2 means other "
-        "work competed for them)."
+        "the backend's worker started and ended (above the number of cores "
+        "means other work competed for them)."
     )
     return "\n".join(lines)
 
@@ -406,7 +508,8 @@ def parse_args(argv=None):
     p.add_argument("--speed-steps", type=int, default=64,
                    help="output tokens forced in the cached-vs-uncached measurement")
     p.add_argument("--repeats", type=int, default=3,
-                   help="timed runs of cached decoding (the median is reported)")
+                   help="timed runs of cached and of uncached decoding, "
+                   "alternating (the medians are reported)")
     p.add_argument("--warm", action="store_true",
                    help="also time a second (compiled, warm) translation pass")
     p.add_argument("--skip-speed", action="store_true",
@@ -419,9 +522,14 @@ def parse_args(argv=None):
                    help="OMP_WAIT_POLICY of the workers (torch uses OpenMP, whose "
                    "busy-waiting threads stall by an order of magnitude on shared "
                    "cores); '' keeps the environment's")
-    p.add_argument("--preset", default="small", help="preset of the random model")
-    p.add_argument("--vocabulary-size", type=int, default=8000,
-                   help="tokenizer size for the random model")
+    p.add_argument("--preset", default="small",
+                   help="preset of the random model (keras_transformer.PRESETS)")
+    p.add_argument("--vocabulary-size", type=int, default=None,
+                   help="tokenizer size for the random model (default 8000); "
+                   "with --synthetic the preset's vocabulary by default")
+    p.add_argument("--synthetic", action="store_true",
+                   help="random model and random source ids drawn like "
+                   "Multi30k's lengths; needs no data, tokenizer or TensorFlow")
     p.add_argument("--seed", type=int, default=0, help="seed of the random model")
     p.add_argument("--work-dir",
                    default=os.path.join(
@@ -457,9 +565,12 @@ def main(argv=None):
     unknown = sorted(set(backends) - set(ALL_BACKENDS))
     if unknown:
         raise SystemExit(f"Unknown backends {unknown}; choose from {ALL_BACKENDS}")
-    if not os.path.exists(args.source_file):
+    if args.synthetic:
+        if args.model_dir:
+            raise SystemExit("--synthetic uses a random model; drop --model-dir")
+    elif not os.path.exists(args.source_file):
         raise SystemExit(f"Source file not found: {args.source_file} (see --data-dir)")
-    if args.model_dir is None:
+    if args.model_dir is None and not args.synthetic:
         args.random_model = True
         args.model_dir = args.work_dir
         ready = all(
@@ -471,19 +582,22 @@ def main(argv=None):
             command = [sys.executable, os.path.abspath(__file__), "--prepare"] + [
                 f"--data-dir={args.data_dir}", f"--work-dir={args.work_dir}",
                 f"--preset={args.preset}", f"--seed={args.seed}",
-                f"--vocabulary-size={args.vocabulary_size}",
+                f"--vocabulary-size={args.vocabulary_size or 8000}",
             ]
             subprocess.run(command, env=env, check=True)
 
+    command = "python benchmarks/decode_speed.py " + " ".join(
+        sys.argv[1:] if argv is None else argv)
     results = [run_backend(args, backend) for backend in backends]
-    table = format_table(results, args)
+    table = format_table(results, args, command)
     print(table)
     os.makedirs(args.output_dir, exist_ok=True)
     stem = os.path.join(args.output_dir, f"decode_speed_{args.tag}")
     with open(stem + ".md", "w") as f:
-        f.write(table + "\n")
+        f.write(f"# Decoding speed ({args.tag})\n\n" + table + "\n")
     with open(stem + ".json", "w") as f:
-        json.dump({"arguments": vars(args), "results": results}, f, indent=2)
+        json.dump({"command": command, "arguments": vars(args), "results": results},
+                  f, indent=2)
     log(f"wrote {stem}.md and {stem}.json")
 
 

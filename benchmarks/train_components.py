@@ -15,6 +15,13 @@ Runs under the current ``KERAS_BACKEND`` (one backend per process):
 
     KERAS_BACKEND=tensorflow python benchmarks/train_components.py
     KERAS_BACKEND=jax python benchmarks/train_components.py --components enc,dec
+
+Models: ``ours``; ``keras_hub`` (its layers with ``dropout``, which also drops
+attention weights; the head with Keras' sparse CE without smoothing);
+``keras_hub_noattndrop`` (attention-weight dropout 0, residual dropout kept:
+`_peers._set_keras_attention_dropout`); ``keras_hub_same_loss`` (the head
+with ours' label-smoothed loss). Each variant changes one thing, so a
+difference between two rows has one cause.
 """
 
 import argparse
@@ -34,7 +41,9 @@ def parse_args(argv=None):
     )
     p.add_argument("--components", default=",".join(COMPONENTS),
                    help="comma-separated subset of " + ",".join(COMPONENTS))
-    p.add_argument("--models", default="ours,keras_hub")
+    p.add_argument("--models", default="ours,keras_hub",
+                   help="comma-separated: ours, keras_hub, keras_hub_noattndrop, "
+                   "keras_hub_same_loss")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--seq-len", type=int, default=32)
     p.add_argument("--d-model", type=int, default=256)
@@ -57,6 +66,7 @@ def main(argv=None):
         os.environ["OMP_NUM_THREADS"] = str(args.cpu_threads)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     sys.path.insert(0, REPO)
+    sys.path.insert(0, HERE)
 
     import keras
     import keras_hub
@@ -64,6 +74,7 @@ def main(argv=None):
     from keras import ops
 
     import keras_transformer as kt
+    from _peers import _set_keras_attention_dropout
     from keras_transformer.layers.decoder import TransformerDecoderLayer
     from keras_transformer.layers.embedding import TokenEmbedding
     from keras_transformer.layers.encoder import TransformerEncoderLayer
@@ -86,9 +97,10 @@ def main(argv=None):
                     d_model=d, num_heads=h, d_ff=f, dropout_rate=p
                 )(x, encoder_padding_mask=m)
             else:
-                y = keras_hub.layers.TransformerEncoder(f, h, dropout=p)(
-                    x, padding_mask=m
-                )
+                layer = keras_hub.layers.TransformerEncoder(f, h, dropout=p)
+                y = layer(x, padding_mask=m)
+                if model_name == "keras_hub_noattndrop":
+                    _set_keras_attention_dropout([layer], 0.0)
             return keras.Model([x, i], y), (hidden, ids), hidden, "mse"
         if component == "dec":
             x = keras.Input((None, d))
@@ -100,9 +112,10 @@ def main(argv=None):
                     d_model=d, num_heads=h, d_ff=f, dropout_rate=p
                 )(x, mem, decoder_padding_mask=m, encoder_padding_mask=m)
             else:
-                y = keras_hub.layers.TransformerDecoder(f, h, dropout=p)(
-                    x, mem, decoder_padding_mask=m, encoder_padding_mask=m
-                )
+                layer = keras_hub.layers.TransformerDecoder(f, h, dropout=p)
+                y = layer(x, mem, decoder_padding_mask=m, encoder_padding_mask=m)
+                if model_name == "keras_hub_noattndrop":
+                    _set_keras_attention_dropout([layer], 0.0)
             return keras.Model([x, mem, i], y), (hidden, hidden, ids), hidden, "mse"
         # head: tied embedding lookup -> output projection -> loss
         i = keras.Input((None,), dtype="int32")
@@ -114,6 +127,8 @@ def main(argv=None):
             loss = keras.losses.SparseCategoricalCrossentropy(
                 from_logits=True, ignore_class=0
             )
+            if model_name == "keras_hub_same_loss":
+                loss = kt.LabelSmoothedCrossEntropy(0.1)
         return keras.Model(i, e(e(i), reverse=True)), ids, ids, loss
 
     print(f"backend={keras.backend.backend()} batch={b}x{t} d_model={d} "
@@ -140,7 +155,7 @@ def main(argv=None):
                       verbose=0, callbacks=[Timer()])
             wall = np.diff(walls[w - 1:]) * 1000
             cpu = np.diff(cpus[w - 1:]) * 1000
-            print(f"{component:5s} {model_name:10s} wall {np.median(wall):7.1f} "
+            print(f"{component:5s} {model_name:21s} wall {np.median(wall):7.1f} "
                   f"({wall.min():6.1f})  cpu {np.median(cpu):7.1f} "
                   f"({cpu.min():6.1f})", flush=True)
 

@@ -1,19 +1,30 @@
 #!/usr/bin/env python
 """Training throughput of keras_transformer vs keras-hub layers vs torch.nn.
 
-Measures target tokens per second of a training step for three models of the
-same architecture and size (the paper's post-norm encoder-decoder):
+Measures target tokens per second of a training step for models of the same
+architecture and size (the paper's post-norm encoder-decoder). Each row is
+one model *variant*, so that every ratio compares equal work or says where
+the work differs (``MODEL_NOTES`` is printed under the table):
 
 * ``ours``: ``keras_transformer.Transformer`` trained by ``model.fit`` with
-  ``kt.transformer_optimizer`` and ``kt.LabelSmoothedCrossEntropy``;
+  ``kt.transformer_optimizer`` and ``kt.LabelSmoothedCrossEntropy`` (eps 0.1;
+  residual and embedding dropout, none on attention weights: the paper's).
 * ``keras_hub``: the same model assembled from keras-hub's
   ``TokenAndPositionEmbedding``, ``TransformerEncoder`` and
-  ``TransformerDecoder`` (keras.io translation-example style), trained by
-  ``model.fit`` with Adam (same Noam schedule) and sparse cross-entropy;
+  ``TransformerDecoder`` as a keras-hub user writes it (keras.io translation
+  example): Adam with the same Noam schedule, Keras' sparse cross-entropy
+  without label smoothing, and keras-hub's ``dropout``, which also drops
+  attention weights (so ``MultiHeadAttention`` skips its fused
+  ``dot_product_attention`` path).
+* ``keras_hub_same_loss``: as ``keras_hub`` with ours' loss.
+* ``keras_hub_same_loss_noattndrop``: as ``keras_hub_same_loss`` with the
+  attention-weight dropout set to 0 (residual dropout kept): the same
+  dropout placement as ours, i.e. equal work.
 * ``torch_nn``: ``torch.nn.Transformer`` with embeddings and an output
-  projection in a plain PyTorch loop (Adam, label-smoothed cross-entropy,
-  causal + padding masks); ``torch_nn+compile`` is the same under
-  ``torch.compile``.
+  projection in a plain PyTorch loop (Adam, same Noam schedule,
+  ``nn.CrossEntropyLoss(label_smoothing=0.1)``: the same loss; it adds final
+  LayerNorms and attention-weight dropout); ``torch_nn_noattndrop`` without
+  the attention dropout; ``+compile``: the same under ``torch.compile``.
 
 Each Keras model runs under every requested Keras backend. Because
 ``KERAS_BACKEND`` is fixed per process, every (model, backend) pair runs in a
@@ -28,6 +39,20 @@ calling it, which waits for the step to finish on every backend). The first
 ``--warmup-steps`` steps (tracing/compilation) are dropped; the rest form
 ``--repeats`` windows of ``--steps`` steps each, and the median window gives
 tokens/s. The PyTorch loop takes the same timestamps after ``loss.item()``.
+
+Tokens and FLOPs: tokens/s counts target tokens whose label is not padding.
+"Model FLOP/s" counts the useful work only: the FLOPs the model needs for
+the real (unpadded) source and target lengths of each example
+(`flops_per_example`), over the real target tokens; the work a model spends
+on padded positions is not counted (it is shown separately as "FLOPs/token
+incl. padding"). Without ``--pad-fraction`` the two are equal.
+
+Utilisation: before and after the workers, a subprocess (pinned like the
+workers) measures a plain matmul rate on this machine: numpy float32
+2048x2048 and torch bfloat16 2048x2048 on CPU, and torch (or JAX) bfloat16 /
+float32 8192x8192 on a GPU. "util." is model FLOP/s over the best such rate
+for the run's dtype (the best of both measurements: the conservative
+choice). ``--peak-tflops`` adds MFU against a datasheet peak.
 
 Examples::
 
@@ -53,9 +78,43 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 RESULT_PREFIX = "@@TRAIN_THROUGHPUT_RESULT@@ "
 
-KERAS_MODELS = ("ours", "keras_hub")
-ALL_MODELS = ("ours", "keras_hub", "torch_nn")
+KERAS_MODELS = (
+    "ours",
+    "keras_hub",
+    "keras_hub_same_loss",
+    "keras_hub_same_loss_noattndrop",
+)
+TORCH_MODELS = ("torch_nn", "torch_nn_noattndrop")
+ALL_MODELS = KERAS_MODELS + TORCH_MODELS
 ALL_BACKENDS = ("tensorflow", "jax", "torch")
+
+# What each row does; printed under the table.
+MODEL_NOTES = {
+    "ours": "keras_transformer.Transformer; kt.LabelSmoothedCrossEntropy "
+    "(eps 0.1; per-backend fused formulation); dropout on embeddings and "
+    "sub-layer outputs only, none on attention weights (the paper's)",
+    "keras_hub": "keras-hub layers as a keras-hub user writes them: Keras' "
+    "SparseCategoricalCrossentropy(from_logits, ignore_class=0), no label "
+    "smoothing; keras-hub's `dropout` also drops attention weights, so its "
+    "MultiHeadAttention skips the fused ops.dot_product_attention for "
+    "einsum / masked softmax / dropout / einsum; learned positions "
+    "(TokenAndPositionEmbedding: + max_length x d_model parameters; ours: "
+    "sinusoidal)",
+    "keras_hub_same_loss": "keras_hub with ours' loss "
+    "(kt.LabelSmoothedCrossEntropy); attention-weight dropout kept",
+    "keras_hub_same_loss_noattndrop": "keras_hub_same_loss with the "
+    "attention-weight dropout set to 0 after building (residual dropout "
+    "kept): MultiHeadAttention then calls ops.dot_product_attention (on CPU "
+    "not necessarily faster than the einsum path); same dropout placement "
+    "as ours: equal work (up to keras-hub's learned positions)",
+    "torch_nn": "torch.nn.Transformer, plain PyTorch loop (Adam, Noam), "
+    "nn.CrossEntropyLoss(label_smoothing=0.1, ignore_index=0) (same loss); "
+    "adds a final LayerNorm after each stack, and drops attention weights "
+    "(dropout_p of scaled_dot_product_attention)",
+    "torch_nn_noattndrop": "torch_nn with attention-weight dropout 0 (the "
+    "final LayerNorms stay)",
+    "+compile": "the same model under torch.compile (default mode)",
+}
 
 # Model sizes. "default" is the size the issue measures on CPU; "base" is the
 # paper's base model with a ~25,000 target-token batch (196 x 128 = 25,088),
@@ -85,7 +144,9 @@ def make_batches(cfg):
     """A pool of random batches, identical for every model (fixed seed).
 
     Ids are drawn from [4, V) so that no token is padding (ids 0-3 are
-    reserved special tokens); ``--pad-fraction`` pads the tail of rows.
+    reserved special tokens); ``--pad-fraction`` pads the tail of rows, the
+    decoder inputs exactly where the labels are padding (as in real data:
+    ``[BOS, y_1..y_n]`` against ``[y_1..y_n, EOS]``).
     Returns a list of ``(encoder_ids, decoder_ids, labels)`` int32 arrays.
     """
     import numpy as np
@@ -103,31 +164,34 @@ def make_batches(cfg):
             for row in range(b):
                 src[row, rng.integers(lo, s + 1):] = 0
                 tgt[row, rng.integers(lo, s + 1) + 1:] = 0
-        batches.append((src, tgt[:, :-1].copy(), tgt[:, 1:].copy()))
+        labels = tgt[:, 1:].copy()
+        decoder_ids = np.where(labels != 0, tgt[:, :-1], 0).astype(np.int32)
+        batches.append((src, decoder_ids, labels))
     return batches
 
 
-def flops_per_target_token(cfg):
-    """Model FLOPs of one training step per (non-padding) target token.
+def flops_per_example(cfg, source_length, target_length):
+    """Model FLOPs of one training step on one example of the given lengths.
 
     PaLM-style estimate (Chowdhery et al. 2022, appendix B): a matmul
     parameter costs 6 FLOPs per token it processes (2 per multiply-add,
     times 3 for forward + backward), and attention over K keys costs
     12 * d_model * K per query per layer (QK^T and AV, forward + backward;
     causal masking is not subtracted). With L layers per stack, S source and
-    T target positions per example, N_enc / N_dec the encoder / decoder
-    layer parameters:
+    T target tokens, N_enc / N_dec the encoder / decoder layer parameters:
 
-        FLOPs/target token = 6 * N_dec                       decoder layers
-                           + 6 * N_enc * S / T               encoder layers
-                           + 6 * d_model * V                 output projection
-                           + 12 * L * d_model * T            decoder self-attn
-                           + 12 * L * d_model * S            cross-attention
-                           + 12 * L * d_model * S * S / T    encoder self-attn
+        FLOPs = 6 * N_dec * T                   decoder layers
+              + 6 * N_enc * S                   encoder layers
+              + 6 * d_model * V * T             output projection
+              + 12 * L * d_model * T * T        decoder self-attention
+              + 12 * L * d_model * T * S        cross-attention
+              + 12 * L * d_model * S * S        encoder self-attention
 
     The output projection is a real (d_model x V) matmul even when its weight
     is tied to the embedding, so it is counted; the embedding lookups are
-    gathers and count 0. Padding is ignored (S = T = --seq-len here).
+    gathers and count 0. Called with the real (unpadded) lengths this is the
+    useful work; with the padded lengths, the work of a model that computes
+    every padded position.
     """
     sys.path.insert(0, HERE)
     from _peers import analytic_parameter_counts
@@ -136,15 +200,56 @@ def flops_per_target_token(cfg):
         cfg["vocabulary_size"], cfg["num_layers"], cfg["d_model"], cfg["d_ff"]
     )
     d, layers = cfg["d_model"], cfg["num_layers"]
-    s = t = cfg["seq_len"]
+    s, t = source_length, target_length
     return (
-        6 * counts["decoder"]
-        + 6 * counts["encoder"] * s / t
-        + 6 * d * cfg["vocabulary_size"]
-        + 12 * layers * d * t
-        + 12 * layers * d * s
-        + 12 * layers * d * s * s / t
+        6 * counts["decoder"] * t
+        + 6 * counts["encoder"] * s
+        + 6 * d * cfg["vocabulary_size"] * t
+        + 12 * layers * d * t * t
+        + 12 * layers * d * t * s
+        + 12 * layers * d * s * s
     )
+
+
+def flops_per_target_token(cfg):
+    """Useful model FLOPs per real target token over the batch pool.
+
+    Sums `flops_per_example` at each example's real source and target
+    lengths (non-padding counts) over all batches of `make_batches`, and
+    divides by the real target tokens. Without padding this is the formula
+    per target token at S = T = seq_len.
+    """
+    return flops_accounting(cfg)["useful_per_token"]
+
+
+def flops_accounting(cfg):
+    """Useful FLOPs per real target token, and what padding adds.
+
+    ``useful_per_token``: see `flops_per_target_token`;
+    ``padded_per_token``: FLOPs of the full padded batches (every position
+    computed) per real target token; ``source_padding`` /
+    ``target_padding``: measured fraction of padded positions.
+    """
+    import numpy as np
+
+    useful = padded = tokens = 0.0
+    src_real = tgt_real = positions = 0
+    for src, _, labels in make_batches(cfg):
+        s_len = np.count_nonzero(src, axis=1)
+        t_len = np.count_nonzero(labels, axis=1)
+        for s_i, t_i in zip(s_len.tolist(), t_len.tolist()):
+            useful += flops_per_example(cfg, s_i, t_i)
+        padded += src.shape[0] * flops_per_example(cfg, src.shape[1], labels.shape[1])
+        tokens += float(t_len.sum())
+        src_real += int(s_len.sum())
+        tgt_real += int(t_len.sum())
+        positions += src.size
+    return {
+        "useful_per_token": useful / tokens,
+        "padded_per_token": padded / tokens,
+        "source_padding": 1 - src_real / positions,
+        "target_padding": 1 - tgt_real / positions,
+    }
 
 
 def current_rss_mb():
@@ -232,16 +337,20 @@ def worker_keras(model_name, cfg):
         keras.config.set_dtype_policy(cfg["dtype_policy"])
 
     arch = architecture(cfg)
-    if model_name == "ours":
-        sys.path.insert(0, REPO)
-        import keras_transformer as kt
+    sys.path.insert(0, REPO)
+    # Submodules only: the package's TensorFlow-dependent parts (data,
+    # tokenizer, training) are not needed here.
+    from keras_transformer.losses import LabelSmoothedCrossEntropy
 
-        model = kt.Transformer(**arch)
-        optimizer = kt.transformer_optimizer(d_model=cfg["d_model"])
-        loss = kt.LabelSmoothedCrossEntropy(
-            label_smoothing=cfg["label_smoothing"]
-        )
-    elif model_name == "keras_hub":
+    same_loss = LabelSmoothedCrossEntropy(label_smoothing=cfg["label_smoothing"])
+    if model_name == "ours":
+        from keras_transformer.model import Transformer
+        from keras_transformer.schedules import transformer_optimizer
+
+        model = Transformer(**arch)
+        optimizer = transformer_optimizer(d_model=cfg["d_model"])
+        loss = same_loss
+    elif model_name.startswith("keras_hub"):
         sys.path.insert(0, HERE)
         from _peers import build_keras_hub_model, make_keras_noam_schedule
 
@@ -249,6 +358,7 @@ def worker_keras(model_name, cfg):
             **arch,
             max_length=cfg["seq_len"],
             tie_embeddings=cfg["peer_embeddings"] == "tied",
+            attention_dropout=0.0 if model_name.endswith("_noattndrop") else None,
         )
         optimizer = keras.optimizers.Adam(
             learning_rate=make_keras_noam_schedule(cfg["d_model"]),
@@ -256,10 +366,14 @@ def worker_keras(model_name, cfg):
             beta_2=0.98,
             epsilon=1e-9,
         )
-        # keras-hub has no label-smoothed *sparse* CE; padding is ignored.
-        loss = keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True, ignore_class=0
-        )
+        if model_name == "keras_hub":
+            # As a keras-hub user writes it: keras-hub has no label-smoothed
+            # *sparse* CE; padding is ignored.
+            loss = keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True, ignore_class=0
+            )
+        else:
+            loss = same_loss
     else:
         raise ValueError(model_name)
 
@@ -361,6 +475,7 @@ def worker_torch(model_name, cfg):
         **architecture(cfg),
         max_length=cfg["seq_len"],
         tie_embeddings=cfg["peer_embeddings"] == "tied",
+        attention_dropout=0.0 if "_noattndrop" in model_name else None,
     ).to(device)
     params = sum(p.numel() for p in model.parameters())
     forward = torch.compile(model) if model_name.endswith("+compile") else model
@@ -429,6 +544,100 @@ def worker_torch(model_name, cfg):
     return result
 
 
+def _time_matmul(fn, flops, min_reps=5, min_seconds=1.0):
+    """GFLOP/s of ``fn()`` (one matmul, synchronised): median and best."""
+    fn()  # warm-up: thread pools, kernels, allocation
+    rates, start = [], time.perf_counter()
+    while len(rates) < min_reps or time.perf_counter() - start < min_seconds:
+        t0 = time.perf_counter()
+        fn()
+        rates.append(flops / (time.perf_counter() - t0) / 1e9)
+        if len(rates) >= 200:
+            break
+    return {"gflops_median": statistics.median(rates), "gflops_max": max(rates),
+            "reps": len(rates)}
+
+
+def measure_matmul_rates(cfg):
+    """Plain matmul rates of this machine, with the workers' threads.
+
+    CPU: numpy float32 and torch float32 / bfloat16, n = 2048 (torch only if
+    installed). GPU: torch (else JAX) float32 and bfloat16, n = 8192. Runs in
+    its own subprocess, pinned and threaded like the workers (`run_job`).
+    """
+    import numpy as np
+
+    out = {"threads": len(os.sched_getaffinity(0)), "rates": {}}
+    n = 2048
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    out["rates"]["cpu_float32_numpy"] = _time_matmul(lambda: a @ b, 2 * n**3)
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        torch.set_num_threads(out["threads"])
+        for dtype in ("float32", "bfloat16"):
+            ta = torch.from_numpy(a).to(getattr(torch, dtype))
+            tb = torch.from_numpy(b).to(getattr(torch, dtype))
+            out["rates"][f"cpu_{dtype}_torch"] = _time_matmul(
+                lambda: torch.matmul(ta, tb), 2 * n**3)
+        if torch.cuda.is_available():
+            out["gpu"] = torch.cuda.get_device_name()
+            n_gpu = 8192
+            for dtype in ("float32", "bfloat16"):
+                ga = torch.randn(n_gpu, n_gpu, device="cuda",
+                                 dtype=getattr(torch, dtype))
+                gb = torch.randn(n_gpu, n_gpu, device="cuda",
+                                 dtype=getattr(torch, dtype))
+
+                def run(ga=ga, gb=gb):
+                    torch.matmul(ga, gb)
+                    torch.cuda.synchronize()
+
+                out["rates"][f"gpu_{dtype}_torch"] = _time_matmul(
+                    run, 2 * n_gpu**3, min_reps=20)
+            out["tf32_allowed"] = bool(torch.backends.cuda.matmul.allow_tf32)
+            return out
+    try:
+        import jax
+        import jax.numpy as jnp
+
+        device = jax.devices()[0]
+        if device.platform != "cpu":
+            out["gpu"] = device.device_kind
+            n_gpu = 8192
+            matmul = jax.jit(jnp.matmul)
+            for dtype in ("float32", "bfloat16"):
+                ja = jnp.ones((n_gpu, n_gpu), dtype)
+                jb = jnp.ones((n_gpu, n_gpu), dtype)
+                out["rates"][f"gpu_{dtype}_jax"] = _time_matmul(
+                    lambda: matmul(ja, jb).block_until_ready(), 2 * n_gpu**3,
+                    min_reps=20)
+    except ImportError:
+        pass
+    return out
+
+
+def reference_rate(matmul_runs, dtype_policy, on_gpu):
+    """The matmul rate (GFLOP/s) that "util." divides by, and its name.
+
+    The best rate of the run's dtype (bfloat16 for mixed_bfloat16, float32
+    otherwise) on the run's device, over every measurement (before and after
+    the workers) and framework: the highest, hence the most conservative.
+    """
+    dtype = "bfloat16" if "bfloat16" in (dtype_policy or "") else "float32"
+    prefix = f"{'gpu' if on_gpu else 'cpu'}_{dtype}_"
+    best = None
+    for run in matmul_runs:
+        for name, rate in run.get("rates", {}).items():
+            if name.startswith(prefix) and (best is None or rate["gflops_max"] > best[0]):
+                best = (rate["gflops_max"], name)
+    return best
+
+
 def worker_main(args):
     cfg = json.loads(args.worker_config)
     if cfg.get("cpu_threads"):
@@ -436,6 +645,11 @@ def worker_main(args):
         # OpenMP size them from the affinity mask.
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[: cfg["cpu_threads"]])
     model_name = args.worker
+    if model_name == "matmul":
+        result = measure_matmul_rates(cfg)
+        sys.stdout.write(RESULT_PREFIX + json.dumps(result) + "\n")
+        sys.stdout.flush()
+        return
     if model_name.startswith("torch_nn"):
         result = worker_torch(model_name, cfg)
     else:
@@ -503,9 +717,9 @@ def jobs_for(args):
             jobs += [(m, b) for b in backends]
         else:
             if args.torch_compile in ("off", "both"):
-                jobs.append(("torch_nn", "pytorch"))
+                jobs.append((m, "pytorch"))
             if args.torch_compile in ("on", "both"):
-                jobs.append(("torch_nn+compile", "pytorch"))
+                jobs.append((m + "+compile", "pytorch"))
     return jobs
 
 
@@ -515,7 +729,14 @@ def run_job(model, backend, cfg, args):
     if cfg.get("cpu_threads"):
         for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = str(cfg["cpu_threads"])
-    if backend != "pytorch":
+    if model == "matmul":
+        # Every CPU a worker may use (the frameworks' own pools, TF's and
+        # XLA's, size themselves from the affinity mask, whatever
+        # OMP_NUM_THREADS says).
+        threads = str(cfg.get("cpu_threads") or len(os.sched_getaffinity(0)))
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            env[var] = threads
+    elif backend != "pytorch":
         env["KERAS_BACKEND"] = backend
     cmd = [
         sys.executable,
@@ -548,15 +769,34 @@ def run_job(model, backend, cfg, args):
             "error": f"worker exited {proc.returncode}", "log_tail": tail}
 
 
+def run_matmul(cfg, args):
+    """The matmul reference (`measure_matmul_rates`) in a pinned subprocess."""
+    if args.no_matmul_reference:
+        return {"error": "skipped (--no-matmul-reference)"}
+    r = run_job("matmul", "none", cfg, args)
+    if "error" not in r:
+        print("# matmul reference: " + ", ".join(
+            f"{k} {v['gflops_max']:,.0f} GFLOP/s" for k, v in r["rates"].items()),
+            flush=True)
+    return r
+
+
 def fmt_int(x):
     return f"{x:,.0f}"
 
 
-def markdown_table(results, cfg, peak_tflops):
-    flops_tok = flops_per_target_token(cfg)
+def flops_unit(on_gpu):
+    return ("TFLOP/s", 1e12) if on_gpu else ("GFLOP/s", 1e9)
+
+
+def markdown_table(results, cfg, args, accounting, reference, on_gpu):
+    flops_tok = accounting["useful_per_token"]
+    unit, scale = flops_unit(on_gpu)
     head = ["model", "backend", "tokens/s (median)", "min-max", "step ms",
-            "CPU ms/step", "TFLOP/s"]
-    if peak_tflops:
+            "CPU ms/step", f"model {unit}"]
+    if reference:
+        head.append("util.")
+    if args.peak_tflops:
         head.append("MFU")
     head += ["peak mem MB", "params", "jit", "1st step s"]
     rows = ["| " + " | ".join(head) + " |",
@@ -566,17 +806,19 @@ def markdown_table(results, cfg, peak_tflops):
             cells = [r["model"], r["backend"], "FAILED: " + r["error"]]
             cells += [""] * (len(head) - len(cells))
         else:
-            achieved = r["tokens_per_second"] * flops_tok / 1e12
+            achieved = r["tokens_per_second"] * flops_tok
             cells = [
                 r["model"], r["backend"], fmt_int(r["tokens_per_second"]),
                 f"{fmt_int(r['tokens_per_second_min'])}-"
                 f"{fmt_int(r['tokens_per_second_max'])}",
                 f"{r['step_ms']:.1f}",
                 f"{r['cpu_ms_per_step']:.1f}" if "cpu_ms_per_step" in r else "",
-                f"{achieved:.3f}",
+                f"{achieved / scale:,.3g}" if on_gpu else f"{achieved / scale:,.1f}",
             ]
-            if peak_tflops:
-                cells.append(f"{100 * achieved / peak_tflops:.1f}%")
+            if reference:
+                cells.append(f"{100 * achieved / 1e9 / reference[0]:.0f}%")
+            if args.peak_tflops:
+                cells.append(f"{100 * achieved / 1e12 / args.peak_tflops:.1f}%")
             cells += [
                 f"{r['peak_mem_mb']:,.0f} ({r['mem_kind']})",
                 fmt_int(r["params"]), r["jit_compile"],
@@ -586,29 +828,144 @@ def markdown_table(results, cfg, peak_tflops):
     return "\n".join(rows)
 
 
+def note_lines(results):
+    """Footnotes: what each model row in the table does."""
+    models = list(dict.fromkeys(r["model"] for r in results))
+    lines = []
+    for m in models:
+        base = m.replace("+compile", "")
+        note = MODEL_NOTES.get(base, "")
+        if m.endswith("+compile"):
+            note = f"{base} under torch.compile (default mode)"
+        lines.append(f"- `{m}`: {note}")
+    return lines
+
+
+def _ratio(by, a, b):
+    if a in by and b in by:
+        return by[a] / by[b]
+    return None
+
+
 def ratio_lines(results, key="tokens_per_second"):
+    """Ratios of ``key`` between rows, each saying what it compares."""
     ok = [r for r in results if "error" not in r and key in r]
     by = {(r["model"], r["backend"]): r[key] for r in ok}
     lines = []
-    for b in ALL_BACKENDS:
-        if ("ours", b) in by and ("keras_hub", b) in by:
-            lines.append(
-                f"- ours / keras_hub on {b}: "
-                f"**{by[('ours', b)] / by[('keras_hub', b)]:.2f}x**"
-            )
+
+    def add(label, value):
+        if value is not None:
+            lines.append(f"- {label}: **{value:.2f}x**")
+
+    backends = [b for b in ALL_BACKENDS if ("ours", b) in by]
+    for b in backends:
+        add(f"{b}: ours / keras_hub_same_loss_noattndrop (equal work: same "
+            "loss, same dropout placement)",
+            _ratio(by, ("ours", b), ("keras_hub_same_loss_noattndrop", b)))
+        add(f"{b}: ours / keras_hub_same_loss (same loss; keras-hub also "
+            "drops attention weights)",
+            _ratio(by, ("ours", b), ("keras_hub_same_loss", b)))
+        add(f"{b}: ours / keras_hub (as a keras-hub user writes it: "
+            "sparse CE without smoothing, attention dropout)",
+            _ratio(by, ("ours", b), ("keras_hub", b)))
+
+    # ours / keras_hub = loss x attention dropout x layers.
+    split = []
+    for b in backends:
+        whole = _ratio(by, ("ours", b), ("keras_hub", b))
+        loss = _ratio(by, ("keras_hub_same_loss", b), ("keras_hub", b))
+        attn = _ratio(by, ("keras_hub_same_loss_noattndrop", b),
+                      ("keras_hub_same_loss", b))
+        layers = _ratio(by, ("ours", b), ("keras_hub_same_loss_noattndrop", b))
+        if None not in (whole, loss, attn, layers):
+            split.append(f"| {b} | {whole:.2f}x | {loss:.2f}x | {attn:.2f}x "
+                         f"| {layers:.2f}x |")
+    if split:
+        lines += [
+            "",
+            "Where ours / keras_hub (as written) comes from: the product of "
+            "three ratios of keras-hub variants. *Loss*: keras_hub_same_loss "
+            "/ keras_hub (below 1: ours' label-smoothed loss costs keras-hub "
+            "more than its sparse CE, above 1: less); *attention dropout*: "
+            "keras_hub_same_loss_noattndrop / keras_hub_same_loss (what "
+            "keras-hub pays for dropping attention weights, ours does not "
+            "drop them); *layers*: ours / keras_hub_same_loss_noattndrop "
+            "(equal work).",
+            "",
+            "| backend | ours / keras_hub | = loss | x attention dropout "
+            "| x layers |",
+            "|---|---|---|---|---|",
+            *split,
+            "",
+        ]
+
+    torch_rows = {m: v for (m, b), v in by.items() if b == "pytorch"}
+    for t_model in torch_rows:
+        base = t_model.replace("+compile", "")
+        what = ("same loss; torch.nn also drops attention weights and adds "
+                "final LayerNorms" if base == "torch_nn" else
+                "same loss, same dropout placement; torch.nn adds final "
+                "LayerNorms")
+        if t_model.endswith("+compile"):
+            what += "; torch.compile"
+        add(f"same framework: ours[torch backend] / {t_model} ({what})",
+            _ratio(by, ("ours", "torch"), (t_model, "pytorch")))
     ours = {b: v for (m, b), v in by.items() if m == "ours"}
-    hub = {b: v for (m, b), v in by.items() if m == "keras_hub"}
-    for torch_model in ("torch_nn", "torch_nn+compile"):
-        t = by.get((torch_model, "pytorch"))
-        if t is None:
+    if ours and torch_rows:
+        best_ours = max(ours, key=ours.get)
+        best_torch = max(torch_rows, key=torch_rows.get)
+        add(f"best against best: ours[{best_ours}] / {best_torch} "
+            "(fastest row of each)", ours[best_ours] / torch_rows[best_torch])
+        for hub in ("keras_hub", "keras_hub_same_loss_noattndrop"):
+            rows = {b: v for (m, b), v in by.items() if m == hub}
+            if rows:
+                best = max(rows, key=rows.get)
+                add(f"best against best: {hub}[{best}] / {best_torch}",
+                    rows[best] / torch_rows[best_torch])
+    return lines
+
+
+def headline_ratios(results, key="tokens_per_second"):
+    """``[(label, ratio or None)]``: the ratios the README quotes, short labels."""
+    ok = [r for r in results if "error" not in r and key in r]
+    by = {(r["model"], r["backend"]): r[key] for r in ok}
+    out = []
+    for b in ALL_BACKENDS:
+        out += [
+            (f"{b}: ours / keras_hub_same_loss_noattndrop (equal work)",
+             _ratio(by, ("ours", b), ("keras_hub_same_loss_noattndrop", b))),
+            (f"{b}: ours / keras_hub_same_loss",
+             _ratio(by, ("ours", b), ("keras_hub_same_loss", b))),
+            (f"{b}: ours / keras_hub (as written)",
+             _ratio(by, ("ours", b), ("keras_hub", b))),
+            (f"{b}: loss part (keras_hub_same_loss / keras_hub)",
+             _ratio(by, ("keras_hub_same_loss", b), ("keras_hub", b))),
+        ]
+    for t_model in ("torch_nn", "torch_nn_noattndrop"):
+        out.append((f"ours[torch] / {t_model}",
+                    _ratio(by, ("ours", "torch"), (t_model, "pytorch"))))
+    ours = {b: v for (m, b), v in by.items() if m == "ours"}
+    torch_rows = {m: v for (m, b), v in by.items() if b == "pytorch"}
+    if ours and torch_rows:
+        out.append(("best ours / best torch.nn row",
+                    max(ours.values()) / max(torch_rows.values())))
+    return [(label, value) for label, value in out if value is not None]
+
+
+def matmul_lines(matmul_runs, reference):
+    lines = []
+    for when, run in zip(("before", "after"), matmul_runs):
+        if "error" in run:
+            lines.append(f"- {when} the workers: FAILED ({run['error']})")
             continue
-        for name, d in (("ours", ours), ("keras_hub", hub)):
-            if d:
-                best = max(d, key=d.get)
-                lines.append(
-                    f"- {name} (best backend: {best}) / {torch_model}: "
-                    f"**{d[best] / t:.2f}x**"
-                )
+        rates = ", ".join(
+            f"{name} {rate['gflops_max']:,.0f} (median {rate['gflops_median']:,.0f})"
+            for name, rate in run.get("rates", {}).items())
+        lines.append(f"- {when} the workers ({run.get('threads')} threads): "
+                     f"{rates} GFLOP/s")
+    if reference:
+        lines.append(f"- util. = model FLOP/s / {reference[0]:,.0f} GFLOP/s "
+                     f"(best {reference[1]}, both measurements)")
     return lines
 
 
@@ -638,7 +995,7 @@ def param_lines(results, cfg):
     return lines
 
 
-def write_outputs(results, cfg, args, command):
+def write_outputs(results, cfg, args, command, matmul_runs=()):
     import csv
 
     os.makedirs(args.output_dir, exist_ok=True)
@@ -647,20 +1004,26 @@ def write_outputs(results, cfg, args, command):
     tag = args.tag or (("gpu" if on_gpu else "cpu") + (
         "" if args.preset == "default" else f"_{args.preset}"))
     base = os.path.join(args.output_dir, f"train_throughput_{tag}")
-    flops_tok = flops_per_target_token(cfg)
+    accounting = flops_accounting(cfg)
+    flops_tok = accounting["useful_per_token"]
+    reference = reference_rate(matmul_runs, cfg["dtype_policy"], on_gpu)
 
     with open(base + ".json", "w") as f:
         json.dump({"command": command, "config": cfg,
                    "flops_per_target_token": flops_tok,
+                   "flops_accounting": accounting,
+                   "matmul_reference": list(matmul_runs),
+                   "utilisation_reference_gflops": reference,
+                   "model_notes": MODEL_NOTES,
                    "peak_tflops": args.peak_tflops, "results": results},
                   f, indent=2)
 
     fields = ["model", "backend", "tokens_per_second", "tokens_per_second_min",
               "tokens_per_second_max", "step_ms", "cpu_ms_per_step",
               "tokens_per_cpu_second", "tokens_per_step",
-              "achieved_tflops", "mfu", "peak_mem_mb", "mem_kind",
-              "peak_rss_mb", "rss_before_fit_mb", "params", "jit_compile",
-              "first_step_seconds", "device", "error"]
+              "achieved_tflops", "utilisation", "mfu", "peak_mem_mb",
+              "mem_kind", "peak_rss_mb", "rss_before_fit_mb", "params",
+              "jit_compile", "first_step_seconds", "device", "error"]
     with open(base + ".csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
@@ -668,6 +1031,8 @@ def write_outputs(results, cfg, args, command):
             row = dict(r)
             if "error" not in r:
                 row["achieved_tflops"] = r["tokens_per_second"] * flops_tok / 1e12
+                if reference:
+                    row["utilisation"] = row["achieved_tflops"] * 1e3 / reference[0]
                 if args.peak_tflops:
                     row["mfu"] = row["achieved_tflops"] / args.peak_tflops
             w.writerow(row)
@@ -676,6 +1041,20 @@ def write_outputs(results, cfg, args, command):
     versions = {}
     for r in ok:
         versions.update(r.get("versions", {}))
+    if cfg["pad_fraction"]:
+        padding = (
+            f"Padding: {100 * accounting['source_padding']:.0f}% of source and "
+            f"{100 * accounting['target_padding']:.0f}% of target positions "
+            f"(--pad-fraction {cfg['pad_fraction']}). tokens/s counts "
+            "non-padding target tokens only; model FLOP/s counts the useful "
+            f"work only ({accounting['useful_per_token'] / 1e6:.1f} MFLOP per "
+            "real target token, at each example's real lengths); a model that "
+            "computes every padded position does "
+            f"{accounting['padded_per_token'] / 1e6:.1f} MFLOP per real "
+            "target token.")
+    else:
+        padding = "No padding: every position is a real token."
+    threads_env = os.environ.get("OMP_NUM_THREADS")
     md = [
         f"# Training throughput ({tag})",
         "",
@@ -685,6 +1064,7 @@ def write_outputs(results, cfg, args, command):
         f"{'; '.join(devices)}; {os.cpu_count()} logical CPUs visible"
         + (f" (workers pinned to {cfg['cpu_threads']})"
            if cfg.get("cpu_threads") else "")
+        + (f"; OMP_NUM_THREADS={threads_env}" if threads_env else "")
         + "; load average (1 min) before/after: "
         + "/".join(f"{la[0]:.1f}" if la else "?"
                    for la in cfg.get("load_average_before_after", [None]))
@@ -700,9 +1080,17 @@ def write_outputs(results, cfg, args, command):
         f"peer embeddings={cfg['peer_embeddings']}; "
         f"{cfg['warmup_steps']} warm-up steps, then {cfg['repeats']} windows "
         f"of {cfg['steps']} steps (median shown). "
-        f"Model FLOPs/target token: {flops_tok / 1e6:.1f} M.",
+        f"Model FLOPs/target token: {flops_tok / 1e6:.1f} M. {padding}",
         "",
-        markdown_table(results, cfg, args.peak_tflops),
+        markdown_table(results, cfg, args, accounting, reference, on_gpu),
+        "",
+        "Rows:",
+        "",
+        *note_lines(results),
+        "",
+        "Matmul reference (same machine, same run; util. column):",
+        "",
+        *matmul_lines(matmul_runs, reference),
         "",
         "Ratios (tokens/s):",
         "",
@@ -810,6 +1198,8 @@ def parse_args(argv=None):
     p.add_argument("--cpu-threads", type=int, default=None,
                    help="pin each worker to this many CPUs (default: all); "
                    "on a busy shared machine 1 avoids OpenMP stalls")
+    p.add_argument("--no-matmul-reference", action="store_true",
+                   help="skip the matmul-rate measurement (no util. column)")
     p.add_argument("--peak-tflops", type=float, default=None,
                    help="device peak TFLOP/s for MFU (H100 bf16 dense: 989)")
     p.add_argument("--output-dir", default=os.path.join(HERE, "results"))
@@ -834,6 +1224,7 @@ def main(argv=None):
         sys.argv[1:] if argv is None else argv)
     print(f"# {len(jobs)} runs: " + ", ".join(f"{m}/{b}" for m, b in jobs),
           flush=True)
+    matmul_runs = [run_matmul(cfg, args)]
     results = []
     load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
     for model, backend in jobs:
@@ -848,7 +1239,8 @@ def main(argv=None):
                   f"(run {r['wall_seconds']:.0f}s)", flush=True)
     load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
     cfg["load_average_before_after"] = [load_before, load_after]
-    base = write_outputs(results, cfg, args, command)
+    matmul_runs.append(run_matmul(cfg, args))
+    base = write_outputs(results, cfg, args, command, matmul_runs)
     with open(base + ".md") as f:
         print("\n" + f.read())
     print(f"wrote {base}.{{md,csv,json,png}}")
