@@ -19,23 +19,22 @@ import glob
 import json
 import os
 import re
-import shutil
 
 import keras
 import numpy as np
 
-ARCHITECTURE_FILENAME = "model_config.json"
-CHECKPOINT_PATTERN = "epoch_{epoch:03d}.weights.h5"
+from keras_transformer import run_directory
+from keras_transformer.run_directory import ARCHITECTURE_FILENAME  # noqa: F401
+from keras_transformer.run_directory import CHECKPOINT_PATTERN  # noqa: F401
+
 _CHECKPOINT_SUFFIXES = (".weights.h5", ".keras")
 
 
 def save_architecture(model, directory):
     """Writes ``directory/model_config.json`` so weights files can be rebuilt."""
-    os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, ARCHITECTURE_FILENAME)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(keras.saving.serialize_keras_object(model), f, indent=1)
-    return path
+    config = keras.saving.serialize_keras_object(model)
+    return run_directory.atomic_write_json(path, config, indent=1)
 
 
 def load_architecture(directory):
@@ -49,8 +48,12 @@ def load_architecture(directory):
     # Registers the package's classes before deserializing.
     import keras_transformer  # noqa: F401
 
-    with open(path, encoding="utf-8") as f:
-        return keras.saving.deserialize_keras_object(json.load(f))
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+        return keras.saving.deserialize_keras_object(config)
+    except (OSError, ValueError, TypeError, KeyError) as error:
+        raise ValueError(f"Cannot rebuild the model from {path!r}: {error}") from error
 
 
 def _epoch_key(path):
@@ -98,14 +101,95 @@ def select_checkpoints(checkpoints, last_n=5):
     return paths[-last_n:]
 
 
-def _load_into(model, path):
+def _weights_layout(path, groups=None):
+    """``{dataset name: shape}`` of a ``.weights.h5`` file.
+
+    Only datasets under the top-level ``groups`` (e.g. ``{"layers"}``) count
+    when given; checkpoints of a compiled model also hold optimizer state.
+    """
+    import h5py
+
+    run_directory.check_weights_file(path)
+    layout = {}
+
+    def visit(name, item):
+        if isinstance(item, h5py.Dataset):
+            if groups is None or name.split("/", 1)[0] in groups:
+                layout[name] = tuple(item.shape)
+
+    try:
+        with h5py.File(path, "r") as f:
+            f.visititems(visit)
+    except (OSError, RuntimeError) as error:
+        raise ValueError(f"Cannot read the checkpoint {path!r}: {error}") from error
+    return layout
+
+
+def _model_layout(model):
+    """The `_weights_layout` of ``model``'s own weights file."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="keras-transformer-") as directory:
+        path = os.path.join(directory, "template.weights.h5")
+        model.save_weights(path)
+        return _weights_layout(path)
+
+
+def _check_layout(expected, path):
+    """Raises a ValueError naming ``path`` and the first variable that does not fit."""
     if path.endswith(".keras"):
-        loaded = keras.saving.load_model(path, compile=False)
-        model.set_weights(loaded.get_weights())
-    else:
-        # The file may hold optimizer variables too (it does when written
-        # by a compiled model); the template has no optimizer and skips them.
-        model.load_weights(path)
+        return  # Checked against the loaded model's weights in `_load_into`.
+    groups = {name.split("/", 1)[0] for name in expected}
+    found = _weights_layout(path, groups)
+    for name, shape in expected.items():
+        if name in found and found[name] != shape:
+            raise ValueError(
+                f"The checkpoint {path!r} does not fit the model: variable "
+                f"{name!r} has shape {found[name]} but the model's has shape "
+                f"{shape}. Were these checkpoints written by one run?"
+            )
+    missing = sorted(set(expected) - set(found))
+    extra = sorted(set(found) - set(expected))
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"{len(missing)} variable(s) missing (e.g. {missing[0]!r})")
+        if extra:
+            parts.append(f"{len(extra)} the model lacks (e.g. {extra[0]!r})")
+        raise ValueError(
+            f"The checkpoint {path!r} does not fit the model: "
+            f"{' and '.join(parts)}. Were these checkpoints written by one run?"
+        )
+
+
+def _load_into(model, path):
+    try:
+        if path.endswith(".keras"):
+            loaded = run_directory.load_model(path, compile=False)
+            shapes = [tuple(v.shape) for v in model.weights]
+            found = [tuple(v.shape) for v in loaded.weights]
+            if shapes != found:
+                raise ValueError(
+                    f"its {len(found)} variables do not match the model's "
+                    f"{len(shapes)} in number or shape"
+                )
+            model.set_weights(loaded.get_weights())
+        else:
+            # The file may hold optimizer variables too (it does when written
+            # by a compiled model); the template has no optimizer and skips them.
+            model.load_weights(path)
+    except (ValueError, OSError, KeyError) as error:
+        if os.fspath(path) in str(error):
+            raise
+        raise ValueError(f"Cannot load the checkpoint {path!r}: {error}") from error
+    bad = run_directory.nonfinite_variables(model.weights)
+    if bad:
+        raise ValueError(
+            f"The checkpoint {path!r} has non-finite (NaN or inf) weights (in "
+            f"{bad[0]!r}{f' and {len(bad) - 1} more' if len(bad) > 1 else ''}); "
+            "averaging it would poison the model. Did that run diverge? Average "
+            "other checkpoints (list the files, or a smaller --last-n)."
+        )
 
 
 def average_checkpoints(checkpoints, output_path=None, last_n=5, model=None):
@@ -133,11 +217,18 @@ def average_checkpoints(checkpoints, output_path=None, last_n=5, model=None):
         checkpoint paths that were averaged.
     """
     paths = select_checkpoints(checkpoints, last_n)
+    if output_path is not None:
+        check_output_path(output_path)
     if model is None:
         if paths[0].endswith(".keras"):
-            model = keras.saving.load_model(paths[0], compile=False)
+            model = run_directory.load_model(paths[0], compile=False)
         else:
             model = load_architecture(os.path.dirname(os.path.abspath(paths[0])))
+    # Every checkpoint must fit the model before any work (a file of another
+    # architecture could otherwise load partly, or fail with a vague error).
+    expected = _model_layout(model)
+    for path in paths:
+        _check_layout(expected, path)
     variables = model.weights
     floating = [
         "float" in keras.backend.standardize_dtype(v.dtype) for v in variables
@@ -155,9 +246,26 @@ def average_checkpoints(checkpoints, output_path=None, last_n=5, model=None):
     for variable, total, is_float in zip(variables, sums, floating):
         if is_float:
             variable.assign((total / len(paths)).astype(variable.dtype))
+    run_directory.check_finite(variables, f"The average of {len(paths)} checkpoints")
     if output_path is not None:
         save_averaged(model, output_path, checkpoint_dir=os.path.dirname(paths[-1]))
     return model, paths
+
+
+def check_output_path(output_path):
+    """Raises before any work when ``output_path`` cannot receive the averaged model."""
+    output_path = os.fspath(output_path)
+    if output_path.endswith(".keras"):
+        if os.path.isdir(output_path):
+            raise ValueError(f"The output {output_path!r} is a directory, not a .keras file.")
+        directory = os.path.dirname(output_path)
+    else:
+        directory = output_path
+    if directory and os.path.exists(directory) and not os.path.isdir(directory):
+        raise ValueError(
+            f"The output directory {directory!r} is a file; give a directory "
+            "or a path ending in .keras."
+        )
 
 
 def save_averaged(model, output_path, checkpoint_dir=None):
@@ -165,20 +273,35 @@ def save_averaged(model, output_path, checkpoint_dir=None):
 
     For a directory, ``model.keras`` is written there, and ``vocab.spm``
     is copied from the parent of ``checkpoint_dir`` (the run directory) when
-    the target has none. Returns the ``.keras`` path.
+    the target has none; a different ``vocab.spm`` already there is an error
+    (the model would not match it). Writes are atomic and the weights are
+    checked finite first. Returns the ``.keras`` path.
     """
     output_path = os.fspath(output_path)
+    check_output_path(output_path)
     if output_path.endswith(".keras"):
         directory, model_path = os.path.dirname(output_path), output_path
     else:
-        directory, model_path = output_path, os.path.join(output_path, "model.keras")
-    if directory:
-        os.makedirs(directory, exist_ok=True)
-    model.save(model_path)
+        directory = output_path
+        model_path = os.path.join(output_path, run_directory.MODEL_FILENAME)
+    vocab = target = None
     if checkpoint_dir is not None and directory:
         run_dir = os.path.dirname(os.path.abspath(checkpoint_dir))
-        vocab = os.path.join(run_dir, "vocab.spm")
-        target = os.path.join(directory, "vocab.spm")
-        if os.path.isfile(vocab) and not os.path.exists(target):
-            shutil.copyfile(vocab, target)
+        vocab = os.path.join(run_dir, run_directory.VOCABULARY_FILENAME)
+        target = os.path.join(directory, run_directory.VOCABULARY_FILENAME)
+        if not os.path.isfile(vocab):
+            vocab = None
+        elif os.path.isfile(target) and not _same_bytes(vocab, target):
+            raise ValueError(
+                f"{target!r} differs from the checkpoints' vocabulary {vocab!r}: "
+                "the averaged model would not match it. Choose another output."
+            )
+    run_directory.save_model(model, model_path)
+    if vocab is not None and not os.path.exists(target):
+        run_directory.copy_file_atomic(vocab, target)
     return model_path
+
+
+def _same_bytes(a, b):
+    with open(a, "rb") as f, open(b, "rb") as g:
+        return f.read() == g.read()

@@ -9,13 +9,20 @@ The backend comes from ``--backend``, else the training config's
 imported; when the requested backend differs from the one this process
 already loaded, the command runs itself again in a fresh process with
 ``KERAS_BACKEND`` set.
+
+Every failure ends in one line, ``keras-transformer <command>: error: ...``
+naming the file or argument at fault, and a non-zero exit code (2 for bad
+arguments or configs, 1 for everything else); ``--debug`` shows the
+traceback instead.
 """
 
 import argparse
+import math
 import os
 import subprocess
 import sys
 import textwrap
+import zipfile
 
 BACKENDS = ("tensorflow", "jax", "torch")
 _REEXEC_MARKER = "KERAS_TRANSFORMER_CLI_REEXEC"
@@ -65,6 +72,28 @@ Run the same command again to resume an interrupted run.
 """
 
 
+def _positive_int(text):
+    """An argparse type: an int >= 1 (the message names the argument)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def _non_negative_float(text):
+    """An argparse type: a finite float >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
+    return value
+
+
 def _backend_parent():
     parent = argparse.ArgumentParser(add_help=False)
     parent.add_argument(
@@ -72,6 +101,12 @@ def _backend_parent():
         choices=BACKENDS,
         default=argparse.SUPPRESS,
         help="Keras backend (default: KERAS_BACKEND, or the config's backend)",
+    )
+    parent.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the traceback of an error instead of a one-line message",
     )
     return parent
 
@@ -110,6 +145,13 @@ def build_parser():
         train.add_argument(
             flag, dest=key, type=kind, default=argparse.SUPPRESS, help=text, metavar=metavar
         )
+    train.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="when --output-dir holds a finished run, another run or other "
+        "files, move it aside to DIR.old-<timestamp> and start afresh "
+        "(default: refuse)",
+    )
     train.add_argument(
         "--set",
         dest="overrides",
@@ -161,7 +203,10 @@ def build_parser():
     evaluate.add_argument("--ref", metavar="FILE", help="reference file, aligned with --src")
     evaluate.add_argument("--output", metavar="FILE", help="also write the translations here")
     evaluate.add_argument(
-        "--max-sentences", type=int, metavar="N", help="score only the first N sentences"
+        "--max-sentences",
+        type=_positive_int,
+        metavar="N",
+        help="score only the first N sentences",
     )
     _add_decoding_flags(evaluate)
 
@@ -181,7 +226,9 @@ def build_parser():
     average.add_argument(
         "checkpoints", nargs="+", help="a checkpoint directory, or files oldest first"
     )
-    average.add_argument("--last-n", type=int, default=5, metavar="N", help="default: 5")
+    average.add_argument(
+        "--last-n", type=_positive_int, default=5, metavar="N", help="default: 5"
+    )
     average.add_argument(
         "--output", required=True, metavar="PATH", help="output directory or .keras file"
     )
@@ -207,10 +254,12 @@ def build_parser():
         metavar="DIR",
         help="base directory; the SavedModel goes to DIR/VERSION",
     )
-    export.add_argument("--version", type=int, default=1, metavar="N", help="default: 1")
+    export.add_argument(
+        "--version", type=_positive_int, default=1, metavar="N", help="default: 1"
+    )
     export.add_argument(
         "--max-source-length",
-        type=int,
+        type=_positive_int,
         default=256,
         metavar="N",
         help="longest source in tokens (default: 256)",
@@ -248,20 +297,29 @@ def _add_model_dir(parser):
 
 def _add_decoding_flags(parser, batch_size=True):
     parser.add_argument(
-        "--beam-size", type=int, metavar="N", help="beam size (default: the run's, else 4)"
+        "--beam-size",
+        type=_positive_int,
+        metavar="N",
+        help="beam size (default: the run's, else 4)",
     )
     parser.add_argument(
-        "--alpha", type=float, metavar="X", help="length penalty (default: the run's, else 0.6)"
+        "--alpha",
+        type=_non_negative_float,
+        metavar="X",
+        help="length penalty (default: the run's, else 0.6)",
     )
     parser.add_argument(
         "--max-extra-length",
-        type=int,
+        type=_positive_int,
         metavar="N",
         help="output length limit = source length + N (default: the run's, else 50)",
     )
     if batch_size:
         parser.add_argument(
-            "--batch-size", type=int, metavar="N", help="sentences per batch (32)"
+            "--batch-size",
+            type=_positive_int,
+            metavar="N",
+            help="sentences per batch (default: 32)",
         )
 
 
@@ -327,16 +385,58 @@ def _train_config(args):
 def _run_train(args):
     from keras_transformer.training import train
 
-    result = train(_train_config(args))
+    result = train(_train_config(args), overwrite=args.overwrite)
     return 1 if result.stop_reason == "NaN loss" else 0
 
 
-def _run_config(model_dir):
-    from keras_transformer.config import CONFIG_FILENAME, load_run_config
+def _check_model_dir(model_dir):
+    """Raises before any work when ``model_dir`` cannot be a run directory."""
+    if not os.path.isdir(model_dir):
+        what = "is not a directory" if os.path.exists(model_dir) else "does not exist"
+        raise FileNotFoundError(
+            f"--model-dir {model_dir!r} {what} (expected a run directory with "
+            "model.keras and vocab.spm)."
+        )
 
-    if os.path.isfile(os.path.join(model_dir, CONFIG_FILENAME)):
+
+def _run_config(model_dir):
+    from keras_transformer.config import load_run_config
+    from keras_transformer.run_directory import RunDirectory
+
+    if os.path.isfile(RunDirectory(model_dir).config_path):
         return load_run_config(model_dir)
     return None
+
+
+def _check_output_file(path, flag="--output"):
+    """Raises before any work when the output file ``path`` cannot be written."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{flag} {path!r} is a directory, not a file.")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"{flag} {path!r}: the directory {directory!r} does not exist.")
+    if not os.access(directory, os.W_OK) or (
+        os.path.exists(path) and not os.access(path, os.W_OK)
+    ):
+        raise PermissionError(f"{flag} {path!r} is not writable.")
+
+
+def _read_stdin():
+    """Lines of stdin decoded as strict UTF-8 (an error names stdin)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    try:
+        if buffer is not None:
+            text = buffer.read().decode("utf-8")
+        else:
+            text = sys.stdin.read()
+            text.encode("utf-8")  # Lone surrogates (surrogateescape) fail here.
+    except UnicodeError as error:
+        where = f" (byte {error.start})" if hasattr(error, "start") else ""
+        raise ValueError(f"stdin is not UTF-8 text{where}: {error.reason}") from None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.strip() for line in lines]
 
 
 def _decoding_kwargs(args, run_config):
@@ -361,11 +461,15 @@ def _load_translator(model_dir):
 def _run_translate(args):
     from keras_transformer.data import read_lines
 
-    if args.input == "-":
-        lines = [line.strip() for line in sys.stdin]
-    else:
+    _check_model_dir(args.model_dir)
+    if args.output != "-":
+        _check_output_file(args.output)
+    if args.input != "-":
         lines = read_lines(args.input)
+    # Before reading stdin: a broken model is reported without waiting for it.
     translator = _load_translator(args.model_dir)
+    if args.input == "-":
+        lines = _read_stdin()
     kwargs = _decoding_kwargs(args, _run_config(args.model_dir))
     indices = [i for i, line in enumerate(lines) if line]
     translations = translator.translate(
@@ -417,6 +521,9 @@ def _evaluation_data(args, run_config):
 def _run_evaluate(args):
     from keras_transformer.training import evaluate_translations, format_evaluation
 
+    _check_model_dir(args.model_dir)
+    if args.output:
+        _check_output_file(args.output)
     run_config = _run_config(args.model_dir)
     sources, references, name, default_task = _evaluation_data(args, run_config)
     if args.max_sentences is not None:
@@ -454,6 +561,7 @@ def _run_average(args):
 def _run_export(args):
     from keras_transformer.export import export_saved_model
 
+    _check_model_dir(args.model_dir)
     version_dir = export_saved_model(
         args.model_dir,
         args.export_dir,
@@ -490,33 +598,62 @@ _COMMANDS = {
 }
 
 
+# Errors a user can cause (bad files, arguments, directories): their message
+# is the whole story. Anything else is reported as an internal error.
+_USER_ERRORS = (ValueError, OSError, zipfile.BadZipFile, RuntimeError, EOFError)
+
+
+def _error_message(error):
+    """The error as one line (user errors: their message; others: type and message)."""
+    if isinstance(error, _USER_ERRORS):
+        message = str(error) or type(error).__name__
+    else:
+        message = f"internal error: {type(error).__name__}: {error}"
+    message = " ".join(message.split())
+    return message if len(message) <= 2000 else message[:2000] + " ..."
+
+
 def main(argv=None):
-    """Runs the command line ``argv`` (default: ``sys.argv[1:]``); returns its exit code."""
+    """Runs the command line ``argv`` (default: ``sys.argv[1:]``); returns its exit code.
+
+    Errors end in one line on stderr and ``SystemExit`` with code 2 (bad
+    arguments or configuration) or 1; ``--debug`` (or the environment
+    variable ``KERAS_TRANSFORMER_TRACEBACK=1``) re-raises them instead.
+    """
     replace_process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    debug = getattr(args, "debug", False) or bool(
+        os.environ.get("KERAS_TRANSFORMER_TRACEBACK")
+    )
     prefix = f"keras-transformer {args.command}: error: "
+    hint = "" if debug else " (--debug shows the traceback)"
     try:
         # Configuration errors (unknown keys, wrong types) stop here.
         backend = _requested_backend(args)
-    except (ValueError, TypeError, FileNotFoundError) as error:
-        parser.exit(2, f"{prefix}{error}\n")
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        return 130
+    except Exception as error:
+        if debug:
+            raise
+        parser.exit(2, f"{prefix}{_error_message(error)}\n")
     try:
         code = _ensure_backend(backend, argv, replace_process)
         if code is not None:
             return code
         return _COMMANDS[args.command](args)
-    except (ValueError, FileNotFoundError) as error:
-        if os.environ.get("KERAS_TRANSFORMER_TRACEBACK"):
-            raise
-        parser.exit(
-            1,
-            f"{prefix}{error}\n(set KERAS_TRANSFORMER_TRACEBACK=1 to see the traceback)\n",
-        )
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
         return 130
+    except Exception as error:
+        if debug:
+            raise
+        message = _error_message(error)
+        if not isinstance(error, _USER_ERRORS):
+            message += hint
+        parser.exit(1, f"{prefix}{message}\n")
 
 
 if __name__ == "__main__":

@@ -215,8 +215,14 @@ class TrainConfig:
         path = os.fspath(path)
         if not os.path.isfile(path):
             raise FileNotFoundError(f"Config file not found: {path!r}")
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except UnicodeDecodeError as error:
+            raise ValueError(
+                f"Cannot read the config {path!r}: not UTF-8 text (byte "
+                f"{error.start}: {error.reason}); expected YAML or JSON."
+            ) from None
         try:
             if path.endswith(".json"):
                 values = json.loads(text)

@@ -149,7 +149,10 @@ def _export_here(model_dir, export_dir, version, beam_size, alpha, max_extra_len
 
     from keras_transformer.data.tokenizer import SubwordTokenizer
 
-    model = keras.saving.load_model(os.path.join(model_dir, "model.keras"), compile=False)
+    from keras_transformer.run_directory import load_model
+
+    # Errors name the file (a truncated or corrupt model.keras, ...).
+    model = load_model(os.path.join(model_dir, "model.keras"), compile=False)
     tokenizer = SubwordTokenizer.load(model_dir)
     if tokenizer.vocabulary_size != model.vocabulary_size:
         raise ValueError(
@@ -213,6 +216,15 @@ def export_saved_model(
             )
     if not isinstance(version, int) or version < 1:
         raise ValueError(f"version must be a positive int. Received: version={version!r}")
+    # Before any work (the export itself checks again).
+    version_dir = os.path.join(export_dir, str(version))
+    if os.path.exists(version_dir):
+        raise FileExistsError(
+            f"{version_dir} exists; TF Serving versions are immutable. Choose "
+            "another --version or remove it."
+        )
+    if os.path.exists(export_dir) and not os.path.isdir(export_dir):
+        raise NotADirectoryError(f"The export directory {export_dir!r} is a file.")
     args = [model_dir, export_dir, version, beam_size, alpha, max_extra_length, max_source_length, warmup]
     import keras
 
@@ -226,11 +238,28 @@ def export_saved_model(
         text=True,
     )
     if result.returncode != 0:
+        # The child reports an error it raised as one marked line.
+        errors = [
+            line[len(_CHILD_ERROR):]
+            for line in result.stderr.splitlines()
+            if line.startswith(_CHILD_ERROR)
+        ]
+        if errors:
+            raise RuntimeError(f"Export under the TensorFlow backend failed: {errors[-1]}")
         raise RuntimeError(
             "Export under the TensorFlow backend failed:\n" + result.stderr[-4000:]
         )
     return result.stdout.strip().splitlines()[-1]
 
 
+_CHILD_ERROR = "keras-transformer export child error: "
+
 if __name__ == "__main__":  # the subprocess entry point used above
-    print(_export_here(*json.loads(sys.argv[1])))
+    try:
+        print(_export_here(*json.loads(sys.argv[1])))
+    except Exception as error:
+        if os.environ.get("KERAS_TRANSFORMER_TRACEBACK"):
+            raise
+        message = " ".join(str(error).split())
+        print(f"{_CHILD_ERROR}{type(error).__name__}: {message}", file=sys.stderr)
+        sys.exit(1)

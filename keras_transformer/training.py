@@ -13,16 +13,20 @@ export use the vocabulary the model was trained with::
       logs/               history.csv, and TensorBoard events when the
                           tensorboard package is installed
 
-Starting the same command again after a crash resumes from the last finished
-epoch: the weights, the optimizer state (so the learning-rate step) and the
-epoch counter are restored from ``backup/``; the vocabulary is reloaded
-from ``vocab.spm``.
+A run directory belongs to one run (see `keras_transformer.run_directory`):
+starting the same command again after a crash resumes from the last finished
+epoch (the weights, the optimizer state, so the learning-rate step, and the
+epoch counter are restored from ``backup/``; the vocabulary is reloaded from
+``vocab.spm``); a finished run, a run with other settings or a directory that
+is not a run is refused unless ``overwrite=True`` (``--overwrite``) moves it
+aside. Every file is written to a temporary name, checked (finite weights,
+strict JSON) and then renamed into place, so a crash or a NaN loss never
+replaces a good file.
 """
 
 import dataclasses
 import importlib.util
 import itertools
-import json
 import math
 import os
 import time
@@ -31,11 +35,10 @@ import keras
 import numpy as np
 
 from keras_transformer import bleu as bleu_lib
-from keras_transformer.checkpoints import CHECKPOINT_PATTERN
+from keras_transformer import run_directory
 from keras_transformer.checkpoints import average_checkpoints
 from keras_transformer.checkpoints import list_checkpoints
 from keras_transformer.checkpoints import save_architecture
-from keras_transformer.config import CONFIG_FILENAME
 from keras_transformer.distribution import distribution_scope
 from keras_transformer.config import TrainConfig
 from keras_transformer.losses import LabelSmoothedCrossEntropy
@@ -43,8 +46,8 @@ from keras_transformer.metrics import MaskedTokenAccuracy
 from keras_transformer.model import Transformer
 from keras_transformer.schedules import transformer_optimizer
 
-MODEL_FILENAME = "model.keras"
-RESULTS_FILENAME = "results.json"
+MODEL_FILENAME = run_directory.MODEL_FILENAME
+RESULTS_FILENAME = run_directory.RESULTS_FILENAME
 # The default task's split is fixed, so that scores of different runs (and
 # seeds) are measured on the same held-out numbers.
 DEFAULT_TASK_SPLIT_SEED = 0
@@ -154,6 +157,34 @@ class StepLimit(keras.callbacks.Callback):
             self.stopped = self.model.stop_training = True
 
 
+class FiniteCheckpoint(keras.callbacks.Callback):
+    """Saves ``checkpoints/epoch_NNN.weights.h5`` after each epoch, atomically.
+
+    An epoch whose weights hold NaN or inf (a diverged run) writes nothing:
+    its name goes to ``skipped`` and no earlier good checkpoint is touched.
+    """
+
+    def __init__(self, run, verbose=1):
+        super().__init__()
+        self.run = run
+        self.verbose = verbose
+        self.skipped = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        path = self.run.checkpoint_path(epoch + 1)
+        bad = run_directory.nonfinite_variables(self.model.weights)
+        if bad:
+            self.skipped.append(path)
+            _log(
+                f"Epoch {epoch + 1}: non-finite weights ({bad[0]}, ...); "
+                f"{os.path.basename(path)} was not written.",
+                self.verbose,
+            )
+            return
+        # Optimizer state included, as keras.callbacks.ModelCheckpoint does.
+        run_directory.save_weights(self.model, path)
+
+
 class PruneCheckpoints(keras.callbacks.Callback):
     """Deletes all but the newest ``keep`` epoch checkpoints."""
 
@@ -186,7 +217,14 @@ def load_data(config):
     for name in ("train", "valid", "test"):
         src_path = getattr(config, f"{name}_src")
         if src_path is not None:
-            src, tgt, _ = read_parallel(src_path, getattr(config, f"{name}_tgt"))
+            tgt_path = getattr(config, f"{name}_tgt")
+            src, tgt, stats = read_parallel(src_path, tgt_path)
+            if not src:
+                raise ValueError(
+                    f"No {name} sentence pairs in {src_path!r} and {tgt_path!r} "
+                    f"({stats.num_lines} lines, {stats.num_skipped_empty} with an "
+                    "empty side): the files are empty or blank."
+                )
             splits[name] = (src, tgt)
     return splits
 
@@ -195,7 +233,7 @@ def build_tokenizer(config, train_pairs, verbose=1):
     """Loads ``<output_dir>/vocab.spm``, or trains it on the training text."""
     from keras_transformer.data import SubwordTokenizer
 
-    path = os.path.join(config.output_dir, "vocab.spm")
+    path = run_directory.RunDirectory(config.output_dir).vocabulary_path
     if os.path.isfile(path):
         tokenizer = SubwordTokenizer.load(path)
         if tokenizer.vocabulary_size != config.vocabulary_size:
@@ -211,7 +249,7 @@ def build_tokenizer(config, train_pairs, verbose=1):
     tokenizer = SubwordTokenizer.train(
         itertools.chain(src, tgt), config.vocabulary_size, seed=config.seed
     )
-    tokenizer.save(config.output_dir)
+    run_directory.atomic_write_bytes(path, tokenizer.proto)
     _log(
         f"Vocabulary: trained {tokenizer.vocabulary_size} BPE pieces on "
         f"{2 * len(src)} sentences in {time.monotonic() - start:.1f} s -> {path}",
@@ -251,7 +289,7 @@ def _schedule(config, num_batches):
     return epochs, steps_per_epoch
 
 
-def train(config, callbacks=None):
+def train(config, callbacks=None, overwrite=False):
     """Trains a Transformer as ``config`` says and evaluates it.
 
     Trains (or loads) the vocabulary, builds the token-bucketed datasets and
@@ -263,6 +301,10 @@ def train(config, callbacks=None):
     Args:
         config: a `TrainConfig` ("auto" fields are resolved here).
         callbacks: optional extra `keras.callbacks.Callback`s for `fit`.
+        overwrite: bool. When ``config.output_dir`` holds a finished run, a
+            run with other settings, or files that are not a run, rename it
+            to ``<output_dir>.old-<timestamp>`` and start afresh, instead of
+            refusing. Defaults to False.
 
     Returns:
         A `TrainResult`.
@@ -285,8 +327,11 @@ def train(config, callbacks=None):
             "imported (the keras-transformer command does this for you)."
         )
     verbose = 1 if config.verbose == "auto" else config.verbose
+    # One spelling of the path (runs/x/ and runs/x are the same run).
+    config = config.replace(output_dir=os.path.normpath(config.output_dir))
+    run = run_directory.RunDirectory(config.output_dir)
+    _claim(run, config, overwrite, verbose)
     out = config.output_dir
-    _check_resume(config, out, verbose)
     os.makedirs(out, exist_ok=True)
     keras.utils.set_random_seed(config.seed)
     data = "the embedded default task (English -> German number words)"
@@ -298,7 +343,7 @@ def train(config, callbacks=None):
     tokenizer = build_tokenizer(config, splits["train"], verbose)
     # Written now (after the vocabulary check), so that an interrupted run
     # can be resumed, translated from and inspected.
-    config.save(os.path.join(out, CONFIG_FILENAME))
+    run_directory.atomic_write_json(run.config_path, config.to_dict())
     train_dataset, valid_dataset, report = build_datasets(config, splits, tokenizer)
     _log(f"Training data: {report.summary()}", verbose)
     epochs, steps_per_epoch = _schedule(config, report.num_batches)
@@ -312,9 +357,9 @@ def train(config, callbacks=None):
             f"parameters; {epochs} epochs x {steps_per_epoch} steps.",
             verbose,
         )
-        checkpoint_dir = os.path.join(out, "checkpoints")
+        checkpoint_dir = run.checkpoint_dir
         save_architecture(model, checkpoint_dir)
-        run_callbacks, time_budget, step_limit = _callbacks(config, verbose)
+        run_callbacks, time_budget, step_limit = _callbacks(config, run, verbose)
 
         start = time.monotonic()
         history = model.fit(
@@ -357,10 +402,8 @@ def train(config, callbacks=None):
         model, averaged = _final_model(model, config, checkpoint_dir, last_epoch)
         if averaged:
             _log(f"Averaged the last {len(averaged)} epoch checkpoints.", verbose)
-        model_path = os.path.join(out, MODEL_FILENAME)
-        model.save(model_path)
-        tokenizer.save(out)
-        _log(f"Saved {model_path}, vocab.spm and config.json", verbose)
+        model_path = run_directory.save_model(model, run.model_path)
+        _log(f"Saved {model_path} (with vocab.spm and config.json)", verbose)
         evaluation, samples, eval_name = _evaluate_run(
             config, model, tokenizer, splits, verbose
         )
@@ -394,35 +437,17 @@ _RESUMABLE_CHANGES = frozenset(
 )
 
 
-def _check_resume(config, out, verbose):
-    """Explains what a run in ``out`` will do; refuses inconsistent resumes."""
-    metadata = os.path.join(out, "backup", "training_metadata.json")
-    saved_path = os.path.join(out, CONFIG_FILENAME)
-    if not os.path.isfile(metadata):
-        if os.path.isfile(os.path.join(out, MODEL_FILENAME)):
-            _log(
-                f"Note: {out} holds a finished run; training again from scratch "
-                "(its vocabulary is reused, model.keras will be replaced).",
-                verbose,
-            )
-        return
-    if os.path.isfile(saved_path):
-        saved = TrainConfig.from_file(saved_path).to_dict()
-        changed = {
-            key: (saved[key], value)
-            for key, value in config.to_dict().items()
-            if key not in _RESUMABLE_CHANGES and saved.get(key) != value
-        }
-        if changed:
-            details = ", ".join(f"{k}: {old!r} -> {new!r}" for k, (old, new) in changed.items())
-            raise ValueError(
-                f"{out} holds an unfinished run started with other settings "
-                f"({details}). Resume it with the same settings, or use "
-                "another output_dir (or delete its backup/ to start over)."
-            )
-    with open(metadata) as f:
-        epoch = json.load(f).get("epoch", 0)
-    _log(f"Resuming the unfinished run in {out} after epoch {epoch}.", verbose)
+def _claim(run, config, overwrite, verbose):
+    """Explains what a run in ``run`` will do; refuses to mix two runs."""
+    action = run.claim(
+        config.to_dict(), may_change=_RESUMABLE_CHANGES, overwrite=overwrite
+    )
+    if run.moved_to is not None:
+        _log(f"Moved the old contents of {run.path} aside to {run.moved_to}.", verbose)
+    if action == run_directory.RESUME:
+        epoch = run.backup_epoch()
+        _log(f"Resuming the unfinished run in {run.path} after epoch {epoch}.", verbose)
+    return action
 
 
 def build_datasets(config, splits, tokenizer):
@@ -460,19 +485,16 @@ def build_datasets(config, splits, tokenizer):
     return train_dataset, valid_dataset, report
 
 
-def _callbacks(config, verbose):
+def _callbacks(config, run, verbose):
     """``(callbacks, time_budget or None, step_limit or None)`` for `fit`."""
-    out = config.output_dir
-    checkpoint_dir = os.path.join(out, "checkpoints")
-    log_dir = os.path.join(out, "logs")
+    checkpoint_dir = run.checkpoint_dir
+    log_dir = run.logs_dir
     os.makedirs(log_dir, exist_ok=True)
     callbacks = [
-        # First, so that later callbacks see the restored state.
-        keras.callbacks.BackupAndRestore(os.path.join(out, "backup")),
-        keras.callbacks.ModelCheckpoint(
-            os.path.join(checkpoint_dir, CHECKPOINT_PATTERN),
-            save_weights_only=True,
-        ),
+        # First, so that later callbacks see the restored state. A second
+        # copy of the backup survives a crash while the first is written.
+        keras.callbacks.BackupAndRestore(run.backup_dir, double_checkpoint=True),
+        FiniteCheckpoint(run, verbose),
         keras.callbacks.TerminateOnNaN(),
         keras.callbacks.CSVLogger(os.path.join(log_dir, "history.csv"), append=True),
     ]
@@ -502,10 +524,8 @@ def _final_model(model, config, checkpoint_dir, last_epoch):
     if config.average_last_n < 2:
         return model, []
     first = max(1, last_epoch - config.average_last_n + 1)
-    paths = [
-        os.path.join(checkpoint_dir, CHECKPOINT_PATTERN.format(epoch=epoch))
-        for epoch in range(first, last_epoch + 1)
-    ]
+    run = run_directory.RunDirectory(os.path.dirname(checkpoint_dir))
+    paths = [run.checkpoint_path(epoch) for epoch in range(first, last_epoch + 1)]
     paths = [path for path in paths if os.path.isfile(path)]
     if len(paths) < 2:
         return model, []
@@ -631,5 +651,6 @@ def _write_results(result, eval_name):
     }
     if result.evaluation is not None:
         values["evaluation"] = dict(result.evaluation.to_dict(), split=eval_name)
-    with open(os.path.join(result.output_dir, RESULTS_FILENAME), "w") as f:
-        json.dump(values, f, indent=2)
+    # Strict JSON: a NaN loss is written as null.
+    path = run_directory.RunDirectory(result.output_dir).results_path
+    run_directory.atomic_write_json(path, values)

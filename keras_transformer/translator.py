@@ -132,6 +132,7 @@ class Translator:
     def from_directory(cls, directory, **kwargs):
         """Loads ``directory/model.keras`` and ``directory/vocab.spm``."""
         from keras_transformer.data.tokenizer import SubwordTokenizer
+        from keras_transformer.run_directory import load_model
 
         path = os.path.join(directory, MODEL_FILENAME)
         if not os.path.isfile(path):
@@ -139,7 +140,8 @@ class Translator:
                 f"No model at {path!r} (expected {MODEL_FILENAME} next to "
                 "vocab.spm)."
             )
-        model = keras.saving.load_model(path)
+        # Errors name the file (a truncated or corrupt model.keras, ...).
+        model = load_model(path)
         return cls(model, SubwordTokenizer.load(directory), **kwargs)
 
     # --- token level ---

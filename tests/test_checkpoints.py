@@ -112,3 +112,73 @@ def test_errors_name_the_problem(tmp_path):
     (tmp_path / "epoch_001.weights.h5").write_bytes(b"")
     with pytest.raises(FileNotFoundError, match="model_config.json"):
         average_checkpoints(str(tmp_path))
+
+
+def nan_checkpoint(directory, epoch):
+    """Writes epoch ``epoch`` of the fixture's architecture with NaN weights."""
+    from keras_transformer.checkpoints import load_architecture
+
+    model = load_architecture(str(directory))
+    variable = model.weights[0]
+    variable.assign(np.full(variable.shape, np.nan, "float32"))
+    path = directory / f"epoch_{epoch:03d}.weights.h5"
+    model.save_weights(str(path))  # Not the checked writer: a diverged run's file.
+    return path, variable.path
+
+
+def test_a_nan_checkpoint_is_refused_naming_file_and_variable(three_checkpoints, tmp_path):
+    directory, _ = three_checkpoints
+    path, variable = nan_checkpoint(directory, 5)
+    output = tmp_path / "averaged"
+    with pytest.raises(ValueError, match="epoch_005.weights.h5.*non-finite") as info:
+        average_checkpoints(directory, last_n=2, output_path=str(output))
+    assert variable in str(info.value)
+    assert not output.exists()  # Nothing written.
+    # Without the NaN checkpoint (an explicit list) averaging works.
+    model, paths = average_checkpoints(
+        [directory / "epoch_003.weights.h5", directory / "epoch_004.weights.h5"]
+    )
+    assert len(paths) == 2
+
+
+def test_a_truncated_checkpoint_is_named(three_checkpoints):
+    directory, _ = three_checkpoints
+    path = directory / "epoch_004.weights.h5"
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="epoch_004.weights.h5.*truncated"):
+        average_checkpoints(directory, last_n=2)
+
+
+@pytest.mark.parametrize(
+    "other, message",
+    [
+        (dict(d_model=32), "has shape \\(24, 32\\) but the model's has shape \\(24, 16\\)"),
+        # Extra layers used to load silently (Keras ignores unknown entries).
+        (dict(num_layers=2), "the model lacks"),
+    ],
+    ids=["other-width", "more-layers"],
+)
+def test_checkpoints_of_another_architecture_are_named(three_checkpoints, other, message):
+    directory, _ = three_checkpoints
+    arguments = dict(vocabulary_size=24, num_layers=1, d_model=16, num_heads=2, d_ff=32)
+    Transformer(**dict(arguments, **other)).save_weights(
+        str(directory / "epoch_005.weights.h5")
+    )
+    with pytest.raises(ValueError, match="epoch_005.weights.h5.*" + message):
+        average_checkpoints(directory, last_n=2)
+
+
+def test_averaging_into_a_directory_with_another_vocabulary_is_refused(tmp_path):
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "vocab.spm").write_bytes(b"the run's vocabulary")
+    model = tiny_model()
+    save_architecture(model, run / "checkpoints")
+    model.save_weights(str(run / "checkpoints" / "epoch_001.weights.h5"))
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "vocab.spm").write_bytes(b"another vocabulary")
+    with pytest.raises(ValueError, match="other/vocab.spm.*differs"):
+        average_checkpoints(run / "checkpoints", output_path=str(other))
+    assert os.listdir(other) == ["vocab.spm"]

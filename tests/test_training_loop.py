@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 
 import keras
 import pytest
@@ -59,32 +60,76 @@ class Recorder(keras.callbacks.Callback):
         )
 
 
+def parallel_lines():
+    """Training text of the user-data path (no validation set: fewer compilations)."""
+    return default_task_splits(num_train=300, num_valid=0, num_test=0)["train"]
+
+
 @pytest.fixture
 def parallel_files(tmp_path):
-    """Training files of the user-data path (no validation set: fewer compilations)."""
-    english, german = default_task_splits(num_train=300, num_valid=0, num_test=0)["train"]
+    english, german = parallel_lines()
     return write_lines(tmp_path / "train.en", english), write_lines(tmp_path / "train.de", german)
 
 
-def test_killed_run_resumes_where_it_stopped(tmp_path, parallel_files):
-    train_src, train_tgt = parallel_files
+def snapshot(directory):
+    """{relative path: bytes} of every file under ``directory``."""
+    files = {}
+    for root, _, names in os.walk(directory):
+        for name in names:
+            full = os.path.join(root, name)
+            with open(full, "rb") as f:
+                files[os.path.relpath(full, directory)] = f.read()
+    return files
+
+
+@pytest.fixture(scope="module")
+def resumed_run(tmp_path_factory):
+    """A run killed at the start of its second epoch, then resumed to the end.
+
+    Shared: the finished run directory also serves the tests that train
+    another run into it (on a copy).
+    """
+    directory = tmp_path_factory.mktemp("resumed")
+    english, german = parallel_lines()
     config = TrainConfig(
-        output_dir=str(tmp_path / "run"),
-        train_src=str(train_src),
-        train_tgt=str(train_tgt),
+        output_dir=str(directory / "run"),
+        train_src=str(write_lines(directory / "train.en", english)),
+        train_tgt=str(write_lines(directory / "train.de", german)),
         preset="tiny",
         average_last_n=2,
         **dict(TINY, vocabulary_size=64, tokens_per_batch=128),
     )
+    run = directory / "run"
     with pytest.raises(Killed):
         train(config, callbacks=[KillAtEpoch(1)])
-    run = tmp_path / "run"
-    assert (run / "backup" / "latest.weights.h5").is_file()
-    assert (run / "checkpoints" / "epoch_001.weights.h5").is_file()
-    assert not (run / "model.keras").exists()
+    killed = snapshot(run)
 
+    # A truncated backup (a crash while it was written) is refused, naming it.
+    backup = run / "backup" / "latest.weights.h5"
+    data = backup.read_bytes()
+    backup.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError) as truncated:
+        train(config)
+    backup.write_bytes(data)
+
+    # Resumed under another spelling of the same directory.
     recorder = Recorder()
-    result = train(config, callbacks=[recorder])
+    result = train(config.replace(output_dir=str(run) + os.sep), callbacks=[recorder])
+    return dict(
+        config=config, run=run, killed=killed, truncated=str(truncated.value),
+        recorder=recorder, result=result,
+    )  # fmt: skip
+
+
+def test_killed_run_resumes_where_it_stopped(resumed_run):
+    config, run, killed = resumed_run["config"], resumed_run["run"], resumed_run["killed"]
+    assert "backup/latest.weights.h5" in killed
+    assert "checkpoints/epoch_001.weights.h5" in killed
+    assert "model.keras" not in killed
+    assert "latest.weights.h5" in resumed_run["truncated"]
+    assert "truncated" in resumed_run["truncated"]
+
+    recorder, result = resumed_run["recorder"], resumed_run["result"]
     # The resumed fit starts at the second epoch with the optimizer's
     # iterations (so the learning-rate step) restored, not from zero.
     assert recorder.epochs == [1]
@@ -107,6 +152,52 @@ def test_killed_run_resumes_where_it_stopped(tmp_path, parallel_files):
     ]
 
 
+class PoisonWeights(keras.callbacks.Callback):
+    """Sets every weight to NaN after batch ``batch`` (a diverging run)."""
+
+    def __init__(self, batch):
+        super().__init__()
+        self.batch = batch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if batch == self.batch:
+            for variable in self.model.trainable_variables:
+                variable.assign(keras.ops.full(variable.shape, float("nan")))
+
+
+def test_another_run_never_replaces_a_finished_one(resumed_run, tmp_path):
+    """Issue #12: a diverging (and shorter) retrain into a finished run's directory."""
+    run = tmp_path / "run"
+    shutil.copytree(resumed_run["run"], run)
+    finished = snapshot(run)
+    assert "checkpoints/epoch_002.weights.h5" in finished
+
+    # A shorter run with other settings that diverges to NaN.
+    other = resumed_run["config"].replace(
+        output_dir=str(run), epochs=1, learning_rate_scale=2.0
+    )
+    with pytest.raises(ValueError, match="finished run.*--overwrite"):
+        train(other, callbacks=[PoisonWeights(batch=1)])
+    assert snapshot(run) == finished  # Refused: nothing touched.
+
+    result = train(other, callbacks=[PoisonWeights(batch=1)], overwrite=True)
+    assert result.stop_reason == "NaN loss" and result.model_path is None
+    [old] = [p for p in os.listdir(tmp_path) if p.startswith("run.old-")]
+    assert snapshot(tmp_path / old) == finished  # Moved aside whole.
+    # The NaN epoch wrote no checkpoint, and none of the old run's is here
+    # for `average-checkpoints --last-n 2` to pick up.
+    assert os.listdir(run / "checkpoints") == ["model_config.json"]
+    assert not (run / "model.keras").exists()
+
+    def refuse(constant):
+        raise AssertionError(f"results.json holds {constant}: not strict JSON")
+
+    results = json.loads((run / "results.json").read_text(), parse_constant=refuse)
+    assert results["stop_reason"] == "NaN loss"
+    assert results["final_metrics"]["loss"] is None
+    assert TrainConfig.from_file(run / "config.json") == other.resolved()
+
+
 def test_backend_mismatch_is_an_error_before_any_work(tmp_path):
     other = next(b for b in ("jax", "torch", "tensorflow") if b != keras.config.backend())
     config = TrainConfig(output_dir=str(tmp_path / "run"), backend=other, **TINY)
@@ -122,6 +213,17 @@ def test_resume_with_other_settings_is_refused(tmp_path):
     (tmp_path / "backup" / "training_metadata.json").write_text('{"epoch": 1}')
     with pytest.raises(ValueError, match="vocabulary_size: 128 -> 256"):
         train(config.replace(vocabulary_size=256))
+
+
+def test_an_empty_training_file_is_named(tmp_path, parallel_files):
+    train_src, _ = parallel_files
+    blank = tmp_path / "blank.de"
+    blank.write_text("\n  \n" * 150)
+    config = TrainConfig(
+        output_dir=str(tmp_path / "run"), train_src=str(train_src), train_tgt=str(blank), **TINY
+    )
+    with pytest.raises(ValueError, match="No train sentence pairs in.*blank.de"):
+        train(config)
 
 
 class FakeModel:
