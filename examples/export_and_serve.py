@@ -42,7 +42,10 @@ def main(argv=None):
         from keras_transformer.training import train
 
         model_dir = os.path.join(args.export_dir + "_run")
-        train(TrainConfig().replace(output_dir=model_dir, max_steps=args.steps, eval_sentences=50))
+        # A finished run is reused (a run directory holds one run; training
+        # into it again would be refused).
+        if not os.path.exists(os.path.join(model_dir, "model.keras")):
+            train(TrainConfig().replace(output_dir=model_dir, max_steps=args.steps, eval_sentences=50))
 
     from keras_transformer.export import export_saved_model
 

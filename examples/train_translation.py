@@ -27,6 +27,8 @@ def main(argv=None):
     parser.add_argument("--preset", default=None)
     parser.add_argument("--vocabulary-size", type=int, default=None, help="shared BPE size (auto: 8000)")
     parser.add_argument("--output-dir", default="runs/translation")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="move a finished run in --output-dir aside and start again")
     args = parser.parse_args(argv)
 
     overrides = {"output_dir": args.output_dir}
@@ -47,7 +49,7 @@ def main(argv=None):
         overrides["vocabulary_size"] = args.vocabulary_size
     if args.preset is not None:
         overrides["preset"] = args.preset
-    result = train(TrainConfig().replace(**overrides))
+    result = train(TrainConfig().replace(**overrides), overwrite=args.overwrite)
     if result.evaluation is not None:
         print(format_evaluation(result.evaluation, "test"))
     return result

@@ -122,8 +122,9 @@ def train_tiny(output_dir, steps):
     from keras_transformer.config import TrainConfig
     from keras_transformer.training import train
 
-    config = TrainConfig().replace(output_dir=output_dir, max_steps=steps, eval_sentences=50)
-    train(config)
+    # A finished run is reused (a run directory holds one run).
+    if not os.path.exists(os.path.join(output_dir, "model.keras")):
+        train(TrainConfig().replace(output_dir=output_dir, max_steps=steps, eval_sentences=50))
     return output_dir
 
 
