@@ -41,6 +41,16 @@ def model_parallel_layout_map(device_mesh, model_axis="model"):
     sharded): the attention output and the second feed-forward kernel. The
     shared embedding is sharded over the vocabulary. LayerNorm and the other
     biases are replicated.
+
+    Attention is split along heads, as in Megatron-LM: the fused projections'
+    columns are grouped by head (``projection_layout="head_major"``, the
+    default: ``[q_1 k_1 v_1 | q_2 k_2 v_2 | ...]``), so a contiguous block of
+    columns holds the queries, keys and values of whole heads, and the
+    output kernel's rows are head-major too. Each device then attends with
+    its own heads and no resharding is needed before attention. This needs
+    the model-axis size to divide ``num_heads``. Models saved before the
+    option existed (``"qkv_major"``, ``[Q | K | V]``) still shard, but their
+    shards straddle Q/K/V and heads, so XLA reshards before attention.
     """
     layout_map = keras.distribution.LayoutMap(device_mesh)
     layout_map[r".*attention/(qkv|query|key_value)/kernel"] = (None, model_axis)

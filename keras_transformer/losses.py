@@ -6,6 +6,24 @@ from keras import ops
 from keras_transformer.special_tokens import PAD_ID
 
 
+def check_pad_id(pad_id):
+    """The padding id of losses and metrics must be the model's, `PAD_ID`.
+
+    The `Transformer` derives its padding masks from `special_tokens.PAD_ID`
+    (as the tokenizer, the data pipeline and the decoders do); a loss or
+    metric ignoring another id would score positions the model treats as
+    padding, and the reverse. The argument is kept so that configs saved
+    with ``pad_id=0`` load.
+    """
+    if isinstance(pad_id, bool) or pad_id != PAD_ID:
+        raise ValueError(
+            f"pad_id must be {PAD_ID} (special_tokens.PAD_ID): the Transformer "
+            "masks padding by that id and has no other. Received: "
+            f"pad_id={pad_id!r}"
+        )
+    return PAD_ID
+
+
 def label_smoothed_token_losses(labels, logits, label_smoothing=0.1):
     """Per-token loss ``(batch, length)`` of smoothed targets, in float32.
 
@@ -82,7 +100,9 @@ class LabelSmoothedCrossEntropy(keras.losses.Loss):
 
     Args:
         label_smoothing: float in [0, 1). eps_ls; 0.1 is the paper's.
-        pad_id: int. Label id that is ignored. Defaults to 0.
+        pad_id: int. Label id that is ignored; must be
+            `special_tokens.PAD_ID` (0), the model's padding id (kept for
+            saved configs). Defaults to 0.
         name: str. Defaults to "label_smoothed_cross_entropy".
 
     Example:
@@ -107,7 +127,7 @@ class LabelSmoothedCrossEntropy(keras.losses.Loss):
                 f"Received: label_smoothing={label_smoothing}"
             )
         self.label_smoothing = float(label_smoothing)
-        self.pad_id = pad_id
+        self.pad_id = check_pad_id(pad_id)
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         token_weights = ops.cast(ops.not_equal(y_true, self.pad_id), "float32")

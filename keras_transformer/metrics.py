@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_transformer.losses import check_pad_id
 from keras_transformer.special_tokens import PAD_ID
 
 
@@ -11,7 +12,9 @@ class MaskedTokenAccuracy(keras.metrics.Metric):
     """Fraction of non-padding target tokens whose argmax logit is the label.
 
     Args:
-        pad_id: int. Label id that is ignored. Defaults to 0.
+        pad_id: int. Label id that is ignored; must be
+            `special_tokens.PAD_ID` (0), the model's padding id (kept for
+            saved configs). Defaults to 0.
         name: str. Defaults to "token_accuracy".
 
     Example:
@@ -23,7 +26,7 @@ class MaskedTokenAccuracy(keras.metrics.Metric):
 
     def __init__(self, pad_id=PAD_ID, name="token_accuracy", **kwargs):
         super().__init__(name=name, **kwargs)
-        self.pad_id = pad_id
+        self.pad_id = check_pad_id(pad_id)
         self.correct = self.add_variable(
             shape=(), initializer="zeros", dtype="float32", name="correct"
         )

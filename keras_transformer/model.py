@@ -5,6 +5,10 @@ import re
 import keras
 from keras import ops
 
+from keras_transformer.layers.attention import (
+    LEGACY_PROJECTION_LAYOUT,
+    check_projection_layout,
+)
 from keras_transformer.layers.decoder import TransformerDecoderLayer
 from keras_transformer.layers.embedding import TokenEmbedding
 from keras_transformer.layers.encoder import TransformerEncoderLayer
@@ -79,6 +83,14 @@ class Transformer(keras.Model):
             Defaults to 1024.
         normalization_position: "post" (default, the paper's) or "pre"
             (pre-LN; adds a final LayerNorm to the encoder and decoder).
+        logits_dtype: dtype of the output projection's matmul and of the
+            logits. Defaults to "float32" (float32 precision under mixed
+            precision too); ``None`` uses the compute dtype.
+        projection_layout: "head_major" (default) or "qkv_major": column
+            order of the fused attention projections (see
+            `MultiHeadAttention`; head-major lets model parallelism split
+            along heads). Configs saved without this key load as
+            "qkv_major", the layout they were trained with.
         dtype: dtype policy name or `keras.DTypePolicy`, e.g.
             "mixed_bfloat16". Logits are float32 in every policy.
 
@@ -106,6 +118,8 @@ class Transformer(keras.Model):
         positional_encoding="sinusoidal",
         max_length=1024,
         normalization_position="post",
+        logits_dtype="float32",
+        projection_layout="head_major",
         dtype=None,
         **kwargs,
     ):
@@ -131,6 +145,7 @@ class Transformer(keras.Model):
                 f"Received: positional_encoding={positional_encoding!r}"
             )
         check_normalization_position(normalization_position)
+        check_projection_layout(projection_layout)
         if share_embeddings and source_vocabulary_size not in (
             None,
             vocabulary_size,
@@ -148,7 +163,11 @@ class Transformer(keras.Model):
 
         # === Layers ===
         self.token_embedding = TokenEmbedding(
-            vocabulary_size, d_model, dtype=dtype, name="token_embedding"
+            vocabulary_size,
+            d_model,
+            logits_dtype=logits_dtype,
+            dtype=dtype,
+            name="token_embedding",
         )
         if share_embeddings:
             self.source_embedding = self.token_embedding
@@ -179,6 +198,7 @@ class Transformer(keras.Model):
             d_ff=d_ff,
             dropout_rate=dropout_rate,
             normalization_position=normalization_position,
+            projection_layout=projection_layout,
             dtype=dtype,
         )
         self.encoder_layers = [
@@ -245,6 +265,8 @@ class Transformer(keras.Model):
         self.positional_encoding = positional_encoding
         self.max_length = max_length
         self.normalization_position = normalization_position
+        self.logits_dtype = self.token_embedding.logits_dtype
+        self.projection_layout = projection_layout
 
     def __setattr__(self, name, value):
         # Under the torch backend, torch.nn.Module refuses sub-module
@@ -313,7 +335,10 @@ class Transformer(keras.Model):
           one position per step;
         - ``"cross_attention"``: a tuple of the encoder-decoder keys/values
           ``(batch, 2, source_length, num_heads, head_dim)``, computed once;
-        - ``"encoder_padding_mask"``: ``(batch, source_length)``.
+        - ``"encoder_padding_mask"``: ``(batch, source_length)``;
+        - ``"decoder_padding_mask"``: boolean ``(batch, max_length)``, False
+          where a padding token was fed (`decode_step` writes it), so that
+          padding inside a forced prefix is masked as in `decode`.
         Beam search reorders hypotheses by gathering every leaf on axis 0.
         """
         batch = ops.shape(encoder_output)[0]
@@ -329,6 +354,7 @@ class Transformer(keras.Model):
                 for layer in self.decoder_layers
             ),
             "encoder_padding_mask": encoder_padding_mask,
+            "decoder_padding_mask": ops.ones((batch, max_length), dtype="bool"),
         }
 
     def decode_step(self, decoder_token_ids, cache, cache_index):
@@ -343,6 +369,12 @@ class Transformer(keras.Model):
             ``(logits, cache)``: float32 logits ``(batch, steps,
             vocabulary_size)`` and the updated cache.
         """
+        decoder_token_ids = ops.convert_to_tensor(decoder_token_ids, "int32")
+        decoder_padding_mask = ops.slice_update(
+            cache["decoder_padding_mask"],
+            [0, cache_index],
+            padding_mask_from_ids(decoder_token_ids),
+        )
         x = self._embed_target(decoder_token_ids, start_index=cache_index)
         new_self_caches = []
         for layer, self_cache, cross_cache in zip(
@@ -350,6 +382,7 @@ class Transformer(keras.Model):
         ):
             x, self_cache = layer(
                 x,
+                decoder_padding_mask=decoder_padding_mask,
                 encoder_padding_mask=cache["encoder_padding_mask"],
                 self_attention_cache=self_cache,
                 cross_attention_cache=cross_cache,
@@ -359,7 +392,11 @@ class Transformer(keras.Model):
         if self.decoder_final_norm is not None:
             x = self.decoder_final_norm(x)
         logits = self.token_embedding(x, reverse=True)
-        cache = dict(cache, self_attention=tuple(new_self_caches))
+        cache = dict(
+            cache,
+            self_attention=tuple(new_self_caches),
+            decoder_padding_mask=decoder_padding_mask,
+        )
         return logits, cache
 
     def decode(self, decoder_token_ids, encoder_output, encoder_padding_mask):
@@ -438,6 +475,8 @@ class Transformer(keras.Model):
             "positional_encoding": self.positional_encoding,
             "max_length": self.max_length,
             "normalization_position": self.normalization_position,
+            "logits_dtype": self.logits_dtype,
+            "projection_layout": self.projection_layout,
         }
 
     @classmethod
@@ -445,6 +484,8 @@ class Transformer(keras.Model):
         config = dict(config)
         if "dtype" in config and isinstance(config["dtype"], dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        # Configs saved before `projection_layout` existed used [Q | K | V].
+        config.setdefault("projection_layout", LEGACY_PROJECTION_LAYOUT)
         return cls(**config)
 
     @classmethod

@@ -1,9 +1,16 @@
 """One helper that checks every layer the same way (keras-hub style)."""
 
+import os
+import tempfile
+
 import keras
 import numpy as np
 
 from conftest import to_numpy
+
+# Half-precision outputs vs float32 outputs with the same weights: relative
+# to the outputs' scale (bfloat16 keeps 8 significant bits).
+HALF_PRECISION_TOLERANCE = {"mixed_float16": 1e-2, "mixed_bfloat16": 5e-2}
 
 
 def run_layer_checks(layer_cls, init_kwargs, inputs, call_kwargs=None, fit=True):
@@ -35,6 +42,23 @@ def run_layer_checks(layer_cls, init_kwargs, inputs, call_kwargs=None, fit=True)
     symbolic = layer_cls(**init_kwargs)(symbolic_input, **call_kwargs)
     assert tuple(symbolic.shape)[1:] == tuple(eager.shape)[1:]
 
+    # Saved-weights round trip: a model holding the layer, saved to a .keras
+    # file and loaded with safe_mode, gives the same outputs.
+    model_input = keras.Input(
+        shape=tuple(np.shape(inputs))[1:], dtype=str(np.asarray(inputs).dtype)
+    )
+    saved_layer = layer_cls(**init_kwargs)
+    saved_model = keras.Model(model_input, saved_layer(model_input, **call_kwargs))
+    saved_layer.set_weights(layer.get_weights())
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "layer.keras")
+        saved_model.save(path)
+        loaded = keras.saving.load_model(path, safe_mode=True)
+    loaded_layer = loaded.layers[-1]
+    assert type(loaded_layer) is layer_cls
+    assert loaded_layer.get_config() == saved_layer.get_config()
+    np.testing.assert_allclose(to_numpy(loaded(inputs)), to_numpy(eager), atol=1e-6)
+
     # One training step changes the weights and gives a finite loss.
     if fit and layer.trainable_weights:
         model_input = keras.Input(
@@ -51,11 +75,21 @@ def run_layer_checks(layer_cls, init_kwargs, inputs, call_kwargs=None, fit=True)
         after = [to_numpy(w) for w in model.trainable_weights]
         assert any(not np.allclose(a, b) for a, b in zip(before, after))
 
-    # Mixed precision: variables stay float32, compute in half precision.
-    for policy in ("mixed_float16", "mixed_bfloat16"):
+    # Mixed precision: variables stay float32, compute (and outputs) in half
+    # precision, and the outputs are the float32 ones up to that precision.
+    for policy, tolerance in HALF_PRECISION_TOLERANCE.items():
         mixed = layer_cls(**init_kwargs, dtype=policy)
+        mixed(inputs, **call_kwargs)
+        mixed.set_weights(layer.get_weights())
         outputs = mixed(inputs, **call_kwargs)
         for weight in mixed.weights:
             assert weight.dtype == "float32"
-        assert np.all(np.isfinite(to_numpy(keras.ops.cast(outputs, "float32"))))
+        half = policy.split("_")[1]
+        assert mixed.compute_dtype == half
+        assert keras.backend.standardize_dtype(outputs.dtype) == half
+        outputs = to_numpy(keras.ops.cast(outputs, "float32"))
+        assert np.all(np.isfinite(outputs))
+        reference = to_numpy(eager)
+        scale = max(1.0, float(np.abs(reference).max()))
+        np.testing.assert_allclose(outputs, reference, atol=tolerance * scale)
     return layer, eager

@@ -123,6 +123,56 @@ def test_beam_size_one_equals_greedy_toy(python_loop):
     )
 
 
+def _traced(function):
+    """``function`` compiled by the backend, so that tensors in it are
+    symbolic (values unknown when the search is built)."""
+    if keras.config.backend() == "jax":
+        import jax
+
+        return jax.jit(function)
+    import tensorflow as tf
+
+    return tf.function(function)
+
+
+def _prefers_two_tokens_under_negative_alpha():
+    """A toy table whose best hypothesis under alpha = -1 is [4, EOS]:
+    p(EOS) = 0.427 and p(4) = 0.5 first, then p(EOS | 4) ~ 1, so
+    score([EOS]) = log 0.427 = -0.85 < score([4, EOS]) = 7/6 log 0.5 = -0.81."""
+    probabilities = np.full((TOY_MAX_LENGTH, TOY_VOCAB, TOY_VOCAB), 1.0 / TOY_VOCAB)
+    first = {PAD_ID: 1e-9, BOS_ID: 1e-9, EOS_ID: 0.427, 4: 0.5, 5: 0.036, 1: 0.037}
+    probabilities[0, BOS_ID] = [first[token] for token in range(TOY_VOCAB)]
+    probabilities[1, 4] = 1e-9
+    probabilities[1, 4, EOS_ID] = 1.0
+    return np.log(np.stack([probabilities] * 2)).astype("float32")
+
+
+@pytest.mark.skipif(keras.config.backend() == "torch", reason="torch is not traced")
+def test_traced_negative_alpha_keeps_beam_search_exact():
+    # Inside a compiled search alpha cannot be checked; the early-stopping
+    # bound must then still hold. For alpha < 0 the penalty shrinks with
+    # length, so a live hypothesis's best reachable score is at the shortest
+    # length, not at the maximum: stopping after [EOS] would miss [4, EOS].
+    alpha = -1.0
+    tables = _prefers_two_tokens_under_negative_alpha()
+    search = _traced(
+        lambda a: beam_search(
+            _toy_tokens_to_logits(tables),
+            {"row": ops.arange(2, dtype="int32")},
+            max_length=TOY_MAX_LENGTH,
+            beam_size=4,
+            alpha=a,
+        )
+    )
+    sequences, scores = search(ops.convert_to_tensor(np.float32(alpha)))
+    sequences, scores = to_numpy(sequences), to_numpy(scores)
+    for row in range(2):
+        best_score, best = _brute_force(tables[row], alpha)[0]
+        assert best == [4, EOS_ID]
+        assert _strip(sequences[row, 0]) == best
+        np.testing.assert_allclose(scores[row, 0], best_score, rtol=1e-5)
+
+
 def test_min_length_and_per_row_max_lengths():
     # A model that always wants to stop: EOS is forbidden until min_length,
     # and rows end (EOS forced) at their own maximum length.
@@ -153,6 +203,11 @@ def test_search_argument_errors():
     cache = {"row": np.zeros((1,), "int32")}
     with pytest.raises(ValueError, match="num_return"):
         beam_search(fn, cache, 3, beam_size=2, num_return=3)
+    # The early-stopping bound assumes alpha >= 0: a negative alpha is
+    # refused as a Python number and as a concrete tensor alike.
+    for alpha in (-0.5, ops.convert_to_tensor(-0.5), np.float32(-0.5)):
+        with pytest.raises(ValueError, match="alpha must be >= 0"):
+            beam_search(fn, cache, 3, beam_size=2, alpha=alpha)
     with pytest.raises(ValueError, match="max_length"):
         greedy_search(fn, cache, 0)
     with pytest.raises(ValueError, match="batch_size"):
@@ -212,6 +267,32 @@ def test_cached_greedy_equals_full_recomputation(model, sources, cached_results)
     np.testing.assert_allclose(cached_scores, scores, rtol=1e-4, atol=1e-5)
     for row, limit in enumerate(max_lengths):
         assert EOS_ID in cached_sequences[row, 0, :limit]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"dtype": "mixed_bfloat16"}, {"positional_encoding": "learned", "max_length": 32}],
+)
+def test_cached_greedy_equals_full_recomputation_bf16_and_learned(sources, options):
+    # The Multi30k headline decodes a mixed_bfloat16 model; learned positions
+    # index a table by absolute position in both paths.
+    keras.utils.set_random_seed(5)
+    variant = Transformer(
+        vocabulary_size=64, num_layers=2, d_model=32, num_heads=4, d_ff=64,
+        dropout_rate=0.0, **options,
+    )
+    ids, max_lengths = sources
+    greedy = dict(max_length=MAX_LENGTH, beam_size=1)
+    with _no_grad():
+        cached, cached_scores = generate(variant, ids, max_lengths, 0.6, 0, **greedy)
+        uncached, scores = generate(
+            variant, ids, max_lengths, 0.6, 0, use_cache=False, **greedy
+        )
+    np.testing.assert_array_equal(to_numpy(cached), to_numpy(uncached))
+    tolerance = 2e-2 if "dtype" in options else 1e-5
+    np.testing.assert_allclose(
+        to_numpy(cached_scores), to_numpy(scores), rtol=tolerance, atol=tolerance
+    )
 
 
 def test_beam_scores_equal_full_forward_log_probability(model, sources, cached_results):

@@ -43,7 +43,15 @@ WORKER = textwrap.dedent(
     inputs = {"encoder_token_ids": source,
               "decoder_token_ids": np.concatenate([np.full((n, 1), 2, "int32"), target[:, :-1]], 1)}
     keras.utils.set_random_seed(0)
-    with distribution_scope(kind if devices > 1 else "none"):
+    with distribution_scope(kind if devices > 1 else "none") as distribution:
+        # The number of devices the run really splits over: TF's replicas,
+        # or the size of the JAX distribution's device mesh.
+        if distribution is None:
+            replicas = 1
+        elif backend == "tensorflow":
+            replicas = distribution.num_replicas_in_sync
+        else:
+            replicas = int(np.prod(distribution.device_mesh.shape))
         model = kt.Transformer(vocabulary_size=vocab, num_layers=1, d_model=32,
                                num_heads=4, d_ff=64, dropout_rate=0.0)
         model.load_weights(sys.argv[4]) if len(sys.argv) > 4 else model.save_weights(out + ".init.weights.h5")
@@ -51,8 +59,19 @@ WORKER = textwrap.dedent(
                       loss=kt.LabelSmoothedCrossEntropy())
         history = model.fit(inputs, target, batch_size=8, epochs=3, shuffle=False, verbose=0)
         model.save(out + ".keras")
-    json.dump({"loss": history.history["loss"],
-               "devices": len(keras.distribution.list_devices()) if backend == "jax" else devices},
+    # Model parallel: the [start, stop) ranges of each device's shard of the
+    # attention kernels along their sharded axis.
+    shards = {}
+    if kind == "model" and devices > 1:
+        for variable in model.weights:
+            if "attention/" not in variable.path or not variable.path.endswith("kernel"):
+                continue
+            axis = 0 if variable.path.endswith("output/kernel") else 1
+            shards[variable.path] = sorted(
+                [shard.index[axis].start or 0, shard.index[axis].stop or variable.shape[axis]]
+                for shard in variable.value.addressable_shards
+            )
+    json.dump({"loss": history.history["loss"], "devices": replicas, "shards": shards},
               open(out + ".json", "w"))
     """
 )
@@ -67,6 +86,34 @@ RELOAD = textwrap.dedent(
     print("reloaded")
     """
 )
+
+
+def head_columns(projection_layout, n, d_model=32, num_heads=4):
+    """For each head, the fused kernel's columns holding its q/k/v (n = 3),
+    k/v (n = 2) or q (n = 1), read off the layer's own head split."""
+    from keras_transformer.layers import MultiHeadAttention
+
+    layer = MultiHeadAttention(d_model, num_heads, projection_layout=projection_layout)
+    columns = np.arange(n * d_model, dtype="float32").reshape(1, 1, -1)
+    parts = [keras.ops.convert_to_numpy(p)[0, 0] for p in layer._split_heads(columns, n)]
+    # parts: n arrays (heads, head_dim) of column ids
+    return [set(np.concatenate([p[h] for p in parts]).astype(int)) for h in range(num_heads)]
+
+
+def assert_shards_hold_whole_heads(shards, projection_layout, num_heads=4):
+    assert shards, "no sharded attention kernels reported"
+    fused = {"qkv": 3, "key_value": 2, "query": 1}
+    for path, ranges in shards.items():
+        assert len(ranges) == 2, (path, ranges)  # one shard per device
+        name = path.split("/")[-2]
+        if name == "output":  # row-parallel: rows are (head, head_dim)
+            heads = [set(range(h * 8, (h + 1) * 8)) for h in range(num_heads)]
+        else:
+            heads = head_columns(projection_layout, fused[name])
+        for start, stop in ranges:
+            shard = set(range(start, stop))
+            inside = [h for h in heads if h <= shard]
+            assert set().union(*inside) == shard, f"{path}: shard [{start}, {stop}) straddles heads"
 
 
 def run(script, args, env_extra):
@@ -99,25 +146,35 @@ def test_two_devices_match_one_device_and_checkpoints_load_on_one(tmp_path):
         run(worker, [kind, 2, multi, str(single) + ".init.weights.h5"], env2)
         one = json.load(open(str(single) + ".json"))
         two = json.load(open(str(multi) + ".json"))
-        assert two["devices"] == 2
+        assert one["devices"] == 1 and two["devices"] == 2
         np.testing.assert_allclose(two["loss"], one["loss"], atol=TOLERANCE)
+        if kind == "model":
+            assert_shards_hold_whole_heads(two["shards"], "head_major")
+            # The layout of old models ([Q | K | V]) straddles heads.
+            with pytest.raises(AssertionError, match="straddles"):
+                assert_shards_hold_whole_heads(two["shards"], "qkv_major")
         # The distributed checkpoint loads in a plain single-device process.
         reload_script = tmp_path / "reload.py"
         reload_script.write_text(RELOAD)
         assert "reloaded" in run(reload_script, [str(multi) + ".keras"], env).stdout
 
 
+def test_unknown_distribution_is_refused():
+    from keras_transformer.distribution import distribution_scope
+
+    with pytest.raises(ValueError, match="distribution must be one of"):
+        with distribution_scope("pipeline"):
+            pass
+
+
+@pytest.mark.skipif(keras.backend.backend() != "torch", reason="torch only")
 def test_torch_distribution_is_refused_clearly():
     from keras_transformer.distribution import distribution_scope
 
-    if keras.backend.backend() != "torch":
-        with pytest.raises(ValueError, match="distribution must be one of"):
-            with distribution_scope("pipeline"):
+    for kind in ("data", "model", "multi-worker"):
+        with pytest.raises(ValueError, match="no multi-device API for PyTorch"):
+            with distribution_scope(kind):
                 pass
-        return
-    with pytest.raises(ValueError, match="no multi-device API for PyTorch"):
-        with distribution_scope("data"):
-            pass
 
 
 def test_train_config_accepts_only_known_distributions():

@@ -37,7 +37,15 @@ SERVE = textwrap.dedent(
             "scores": result["scores"].numpy().tolist(),
         }
     ids = loaded.signatures["translate_token_ids"](token_ids=tf.constant([[5, 6, 7], [8, 0, 0]], tf.int32))
-    out["token_ids_shape"] = ids["token_ids"].shape.as_list()
+    out["token_ids"] = ids["token_ids"].numpy().tolist()
+    out["token_id_scores"] = ids["scores"].numpy().tolist()
+    out["bad_token_ids"] = []
+    for bad_id in (-1, 120):  # outside [0, vocabulary_size=120)
+        try:
+            loaded.signatures["translate_token_ids"](token_ids=tf.constant([[5, bad_id]], tf.int32))
+            out["bad_token_ids"].append("no error")
+        except tf.errors.InvalidArgumentError as error:
+            out["bad_token_ids"].append(error.message)
     out["keras_transformer_imported"] = "keras_transformer" in sys.modules
     print(json.dumps(out))
     """
@@ -102,7 +110,11 @@ def test_export_serves_like_the_translator(model_dir, tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     served = json.loads(result.stdout.strip().splitlines()[-1])
     assert served["keras_transformer_imported"] is False
-    assert served["token_ids_shape"][0] == 2
+    assert len(served["token_ids"]) == 2
+    # Out-of-range ids fail the request instead of wrapping (issue #12).
+    assert len(served["bad_token_ids"]) == 2
+    for bad_id, error in zip((-1, 120), served["bad_token_ids"]):
+        assert f"[token_ids contains id] [{bad_id}] [outside [0, 120)" in error, error
 
     for name, sentences in cases.items():
         got = served[name]
@@ -118,6 +130,18 @@ def test_export_serves_like_the_translator(model_dir, tmp_path):
         )
         assert served[name]["translations"] == expected, name
         np.testing.assert_allclose(served[name]["scores"], scores, atol=1e-3)
+    # The token-id signature: 0-padded ids in, the Translator's hypotheses
+    # (EOS included, PAD after it) and scores out.
+    hypotheses, scores = translator.generate(
+        [[5, 6, 7], [8]], beam_size=BEAM, alpha=ALPHA, max_extra_length=EXTRA
+    )
+    for row, served_ids in enumerate(served["token_ids"]):
+        length = len(hypotheses[row][0])
+        assert served_ids[:length] == hypotheses[row][0]
+        assert set(served_ids[length:]) <= {0}
+    np.testing.assert_allclose(
+        served["token_id_scores"], [s[0] for s in scores], atol=1e-3
+    )
 
 
 def test_saved_model_cli_lists_both_signatures(model_dir, tmp_path):

@@ -55,8 +55,21 @@ def test_attention_fused_path_matches_explicit_weights():
     assert np.all(weights[0, :, :, 3:] == 0)
 
 
-def test_attention_matches_reference_formula():
-    attention = layers.MultiHeadAttention(d_model=D, num_heads=H, self_attention=False)
+def _split_reference(x, n, layout):
+    """numpy: (batch, time, n * D) -> n arrays (batch, time, H, D // H)."""
+    batch, time = x.shape[:2]
+    if layout == "head_major":  # [h_1: q k v | h_2: q k v | ...]
+        x = x.reshape(batch, time, H, n, D // H)
+        return [x[:, :, :, i] for i in range(n)]
+    x = x.reshape(batch, time, n, H, D // H)  # [Q | K | V]
+    return [x[:, :, i] for i in range(n)]
+
+
+@pytest.mark.parametrize("layout", ["head_major", "qkv_major"])
+def test_attention_matches_reference_formula(layout):
+    attention = layers.MultiHeadAttention(
+        d_model=D, num_heads=H, self_attention=False, projection_layout=layout
+    )
     q, kv = random_inputs(B, T, D), random_inputs(B, S, D)
     out = to_numpy(attention(q, kv))
     wq, bq = (to_numpy(w) for w in attention.query_dense.weights)
@@ -64,8 +77,7 @@ def test_attention_matches_reference_formula():
     wo, bo = (to_numpy(w) for w in attention.output_dense.weights)
     dk = D // H
     Q = (q @ wq + bq).reshape(B, T, H, dk)
-    KV = (kv @ wkv + bkv).reshape(B, S, 2, H, dk)
-    K, V = KV[:, :, 0], KV[:, :, 1]
+    K, V = _split_reference(kv @ wkv + bkv, 2, layout)
     logits = np.einsum("bthd,bshd->bhts", Q, K) / math.sqrt(dk)
     w = np.exp(logits - logits.max(-1, keepdims=True))
     w /= w.sum(-1, keepdims=True)
@@ -90,6 +102,67 @@ def test_fully_masked_rows_are_finite_in_outputs_and_gradients():
     np.testing.assert_allclose(outputs[0], np.broadcast_to(bias, (T, D)), atol=1e-6)
     model.fit(inputs, np.ones((B, T, D), "float32"), verbose=0)
     assert all(np.all(np.isfinite(to_numpy(w))) for w in model.weights)
+
+
+@pytest.mark.parametrize("layout", ["head_major", "qkv_major"])
+def test_self_attention_matches_reference_formula(layout):
+    attention = layers.MultiHeadAttention(
+        d_model=D, num_heads=H, projection_layout=layout
+    )
+    x = random_inputs(B, T, D)
+    out = to_numpy(attention(x, use_causal_mask=True))
+    w, b = (to_numpy(v) for v in attention.qkv_dense.weights)
+    wo, bo = (to_numpy(v) for v in attention.output_dense.weights)
+    Q, K, V = _split_reference(x @ w + b, 3, layout)
+    logits = np.einsum("bthd,bshd->bhts", Q, K) / math.sqrt(D // H)
+    logits = np.where(np.tril(np.ones((T, T), bool)), logits, -np.inf)
+    weights = np.exp(logits - logits.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    heads = np.einsum("bhts,bshd->bthd", weights, V).reshape(B, T, D)
+    np.testing.assert_allclose(out, heads @ wo + bo, atol=1e-4)
+
+
+def test_projection_layout_config_and_legacy_default():
+    with pytest.raises(ValueError, match="projection_layout"):
+        layers.MultiHeadAttention(d_model=D, num_heads=H, projection_layout="rows")
+    attention = layers.MultiHeadAttention(d_model=D, num_heads=H)
+    assert attention.projection_layout == "head_major"
+    config = attention.get_config()
+    assert layers.MultiHeadAttention.from_config(config).projection_layout == "head_major"
+    # Configs saved before the option existed hold [Q | K | V] kernels.
+    del config["projection_layout"]
+    assert layers.MultiHeadAttention.from_config(config).projection_layout == "qkv_major"
+    layer_config = layers.TransformerEncoderLayer(D, H, 64).get_config()
+    del layer_config["projection_layout"]
+    legacy = layers.TransformerEncoderLayer.from_config(layer_config)
+    legacy(random_inputs(B, T, D))
+    assert legacy.self_attention.projection_layout == "qkv_major"
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_float16_logits_that_fit_after_scaling_do_not_overflow(fused):
+    # q . k = 60^2 * 32 = 115,200 overflows float16 (max 65,504) on the
+    # diagonal; divided by sqrt(head_dim) it is 40,729, which fits.
+    d = 8
+    attention = layers.MultiHeadAttention(
+        d_model=d, num_heads=1, self_attention=False, dtype="mixed_float16"
+    )
+    x = np.where(np.random.default_rng(0).random((1, 4, d)) < 0.5, -2.0, 2.0)
+    x = x.astype("float32")
+    attention(x, x)
+    identity = np.eye(d, dtype="float32")
+    attention.query_dense.set_weights([60 * identity, np.zeros(d, "float32")])
+    # One head: both layouts are [K | V].
+    attention.key_value_dense.set_weights(
+        [np.concatenate([60 * identity, identity], 1), np.zeros(2 * d, "float32")]
+    )
+    attention.output_dense.set_weights([identity, np.zeros(d, "float32")])
+    result = attention(x, x, return_attention_scores=not fused)
+    out = to_numpy(ops.cast(result if fused else result[0], "float32"))
+    logits = np.einsum("btd,bsd->bts", 60 * x, 60 * x) / math.sqrt(d)
+    weights = np.exp(logits - logits.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)
+    np.testing.assert_allclose(out, weights @ x, atol=1e-2)
 
 
 @pytest.mark.parametrize("self_attention", [True, False])
@@ -178,9 +251,33 @@ def test_token_embedding_scales_and_ties():
     logits = layer(hidden, reverse=True)
     assert keras.backend.standardize_dtype(logits.dtype) == "float32"
     np.testing.assert_allclose(to_numpy(logits), hidden @ table.T, atol=1e-5)
-    mixed = layers.TokenEmbedding(50, 16, dtype="mixed_bfloat16")
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_token_embedding_logits_have_float32_precision(policy):
+    # Hidden states arrive in the compute dtype; the projection must not
+    # round the products or the sum to it (a cast afterwards would only
+    # change the dtype): logits == float32 matmul of the half inputs.
+    mixed = layers.TokenEmbedding(50, 64, dtype=policy)
     mixed.build()
-    assert keras.backend.standardize_dtype(mixed(hidden, reverse=True).dtype) == "float32"
+    table = to_numpy(mixed.embeddings)
+    hidden = ops.cast(random_inputs(2, 3, 64) * 4.0, mixed.compute_dtype)
+    expected = to_numpy(ops.cast(hidden, "float32")).astype("float64") @ table.T
+    logits = mixed(hidden, reverse=True)
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    np.testing.assert_allclose(to_numpy(logits), expected, rtol=1e-5, atol=1e-5)
+    # logits_dtype=None: the compute dtype, for speed.
+    fast = layers.TokenEmbedding(50, 64, logits_dtype=None, dtype=policy)
+    fast.build()
+    assert keras.backend.standardize_dtype(fast(hidden, reverse=True).dtype) == (
+        mixed.compute_dtype
+    )
+    config = mixed.get_config()
+    assert config["logits_dtype"] == "float32"
+    del config["logits_dtype"]  # configs saved before the option existed
+    assert layers.TokenEmbedding.from_config(config).logits_dtype == "float32"
+    with pytest.raises(ValueError, match="logits_dtype"):
+        layers.TokenEmbedding(50, 64, logits_dtype="int32")
 
 
 def test_validate_token_ids():

@@ -4,6 +4,7 @@ import pytest
 
 import keras_transformer as kt
 from conftest import to_numpy
+from keras_transformer.layers import sinusoidal_encoding
 
 V = 61
 
@@ -114,42 +115,158 @@ def test_presets_and_errors():
     assert kt.PRESETS["base"]["d_model"] == 512 and kt.PRESETS["big"]["dropout_rate"] == 0.3
 
 
-def test_parameter_counts_match_the_paper():
-    # Table 3: base 65M, big 213M (37,000-token shared vocabulary). Our count
-    # is exact arithmetic: shared 37000 x d embeddings, no output bias.
-    base = kt.Transformer.from_preset("base")
-    assert 62.5e6 < base.count_params() < 63.5e6, base.count_params()
-    del base
-    big = kt.Transformer.from_preset("big")
-    assert 211e6 < big.count_params() < 216e6, big.count_params()
+def analytic_parameter_count(
+    vocabulary_size,
+    num_layers,
+    d_model,
+    d_ff,
+    share_embeddings=True,
+    source_vocabulary_size=None,
+    positional_encoding="sinusoidal",
+    max_length=1024,
+    normalization_position="post",
+    **unused,
+):
+    """The paper's architecture counted by hand (weights and biases)."""
+    d = d_model
+    attention = 4 * d * d + 4 * d  # Q, K, V and output projections
+    feed_forward = d * d_ff + d_ff + d_ff * d + d
+    layer_norm = 2 * d
+    encoder_layer = attention + feed_forward + 2 * layer_norm
+    decoder_layer = 2 * attention + feed_forward + 3 * layer_norm
+    count = num_layers * (encoder_layer + decoder_layer)
+    count += vocabulary_size * d  # shared with the output projection, no bias
+    if not share_embeddings:
+        count += (source_vocabulary_size or vocabulary_size) * d
+    if positional_encoding == "learned":
+        count += 2 * max_length * d
+    if normalization_position == "pre":
+        count += 2 * layer_norm
+    return count
 
 
-def test_cached_decode_step_matches_full_decode(rng):
-    for position in ("post", "pre"):
-        model = tiny(normalization_position=position)
-        inputs = batch(rng, source_length=6, target_length=6)
-        inputs["encoder_token_ids"][1, 3:] = 0
-        full = logits_of(model, inputs)
-        encoder_output, mask = model.encode(inputs["encoder_token_ids"])
-        cache = model.build_cache(encoder_output, mask, max_length=10)
-        steps = []
-        for t in range(6):
-            logits, cache = model.decode_step(
-                inputs["decoder_token_ids"][:, t : t + 1], cache, t
-            )
-            steps.append(to_numpy(logits))
-        np.testing.assert_allclose(np.concatenate(steps, 1), full, atol=1e-4)
-        np.testing.assert_allclose(
-            to_numpy(model.decode(inputs["decoder_token_ids"], encoder_output, mask)),
-            full,
-            atol=1e-5,
+@pytest.mark.parametrize("preset", ["base", "big"])
+def test_parameter_counts_match_the_paper(preset):
+    # Table 3: base 65M, big 213M (37,000-token shared vocabulary).
+    model = kt.Transformer.from_preset(preset)
+    expected = analytic_parameter_count(**kt.PRESETS[preset])
+    assert model.count_params() == expected
+    assert {"base": 63_082_496, "big": 214_245_376}[preset] == expected
+
+
+def test_parameter_count_of_every_option():
+    options = dict(
+        share_embeddings=False,
+        source_vocabulary_size=40,
+        positional_encoding="learned",
+        max_length=16,
+        normalization_position="pre",
+    )
+    model = tiny(**options)
+    expected = analytic_parameter_count(V, num_layers=2, d_model=32, d_ff=64, **options)
+    assert model.count_params() == expected
+
+
+@pytest.mark.parametrize(
+    "options, atol",
+    [
+        ({"normalization_position": "post"}, 1e-4),
+        ({"normalization_position": "pre"}, 1e-4),
+        ({"positional_encoding": "learned", "max_length": 10}, 1e-4),
+        # bfloat16 keeps 8 significant bits; logits are O(1).
+        ({"dtype": "mixed_bfloat16"}, 5e-2),
+    ],
+)
+def test_cached_decode_step_matches_full_decode(rng, options, atol):
+    model = tiny(**options)
+    inputs = batch(rng, source_length=6, target_length=6)
+    inputs["encoder_token_ids"][1, 3:] = 0
+    full = logits_of(model, inputs)
+    encoder_output, mask = model.encode(inputs["encoder_token_ids"])
+    cache = model.build_cache(encoder_output, mask, max_length=10)
+    steps = []
+    for t in range(6):
+        logits, cache = model.decode_step(
+            inputs["decoder_token_ids"][:, t : t + 1], cache, t
         )
+        steps.append(to_numpy(logits))
+    np.testing.assert_allclose(np.concatenate(steps, 1), full, atol=atol)
+    np.testing.assert_allclose(
+        to_numpy(model.decode(inputs["decoder_token_ids"], encoder_output, mask)),
+        full,
+        atol=atol / 10,
+    )
+
+
+def test_cached_multi_token_step_masks_padding_in_a_forced_prefix(rng):
+    # A forced prefix fed in one step may contain padding; later tokens must
+    # not attend to it, exactly as in the uncached decoder.
+    model = tiny()
+    inputs = batch(rng, source_length=6, target_length=6)
+    inputs["decoder_token_ids"][0, 2:4] = kt.PAD_ID
+    full = logits_of(model, inputs)
+    encoder_output, mask = model.encode(inputs["encoder_token_ids"])
+    cache = model.build_cache(encoder_output, mask, max_length=8)
+    prefix, cache = model.decode_step(inputs["decoder_token_ids"][:, :4], cache, 0)
+    steps = [to_numpy(prefix)]
+    for t in (4, 5):
+        logits, cache = model.decode_step(
+            inputs["decoder_token_ids"][:, t : t + 1], cache, t
+        )
+        steps.append(to_numpy(logits))
+    np.testing.assert_allclose(np.concatenate(steps, 1), full, atol=1e-4)
+
+
+def test_logits_dtype_and_projection_layout_config(rng):
+    model = tiny(dtype="mixed_bfloat16")
+    config = model.get_config()
+    assert config["logits_dtype"] == "float32"
+    assert config["projection_layout"] == "head_major"
+    # A config saved before these options existed loads with the layout its
+    # weights were trained in and float32 logits.
+    del config["logits_dtype"], config["projection_layout"]
+    legacy = kt.Transformer.from_config(config)
+    assert legacy.projection_layout == "qkv_major" and legacy.logits_dtype == "float32"
+    attention = legacy.get_layer("encoder_layer_0").self_attention
+    assert attention.projection_layout == "qkv_major"
+    fast = tiny(dtype="mixed_bfloat16", logits_dtype=None)
+    assert keras.backend.standardize_dtype(fast(batch(rng)).dtype) == "bfloat16"
+    with pytest.raises(ValueError, match="projection_layout"):
+        tiny(projection_layout="columns")
+
+
+def _softmax(logits):
+    weights = np.exp(logits - logits.max(-1, keepdims=True))
+    return weights / weights.sum(-1, keepdims=True)
 
 
 def test_attention_scores_for_plotting(rng):
     model = tiny()
     inputs = batch(rng)
-    scores = model.attention_scores(inputs["encoder_token_ids"], inputs["decoder_token_ids"])
+    inputs["encoder_token_ids"][1, 4:] = kt.PAD_ID
+    inputs["decoder_token_ids"][1, 3:] = kt.PAD_ID
+    source, target = inputs["encoder_token_ids"], inputs["decoder_token_ids"]
+    scores = model.attention_scores(source, target)
+    scores = {key: [to_numpy(s) for s in value] for key, value in scores.items()}
     assert len(scores["encoder_self_attention"]) == 2
-    assert tuple(scores["decoder_cross_attention"][0].shape) == (2, 4, 5, 7)
-    assert tuple(scores["decoder_self_attention"][1].shape) == (2, 4, 5, 5)
+    assert scores["decoder_cross_attention"][0].shape == (2, 4, 5, 7)
+    assert scores["decoder_self_attention"][1].shape == (2, 4, 5, 5)
+    for key, value in scores.items():
+        for layer_scores in value:  # each query's weights are a distribution
+            np.testing.assert_allclose(layer_scores.sum(-1), 1.0, atol=1e-5, err_msg=key)
+    # No weight on padded keys, nor on future target positions.
+    for layer_scores in scores["encoder_self_attention"] + scores["decoder_cross_attention"]:
+        assert np.all(layer_scores[1, :, :, 4:] == 0)
+    for layer_scores in scores["decoder_self_attention"]:
+        assert np.all(np.triu(layer_scores[0], 1) == 0)
+        assert np.all(layer_scores[1, :, :, 3:] == 0)
+    # The first encoder layer's weights are softmax(QK^T / sqrt(d_k)) of its
+    # input (scaled embeddings + sinusoidal positions), recomputed here.
+    table = to_numpy(model.token_embedding.embeddings)
+    x = table[source] * np.sqrt(32) + to_numpy(sinusoidal_encoding(np.arange(7), 32))
+    kernel, bias = (to_numpy(w) for w in model.get_layer("encoder_layer_0").self_attention.qkv_dense.weights)
+    qkv = (x @ kernel + bias).reshape(2, 7, 4, 3, 8)  # head-major columns
+    q, k = qkv[..., 0, :], qkv[..., 1, :]
+    logits = np.einsum("bthd,bshd->bhts", q, k) / np.sqrt(8)
+    logits = np.where((source != kt.PAD_ID)[:, None, None, :], logits, -np.inf)
+    np.testing.assert_allclose(scores["encoder_self_attention"][0], _softmax(logits), atol=1e-5)

@@ -61,6 +61,16 @@ def test_label_smoothed_loss_matches_hand_computation():
         kt.LabelSmoothedCrossEntropy(label_smoothing=1.5)
 
 
+def test_loss_and_metric_accept_only_the_models_padding_id():
+    # The model masks padding by special_tokens.PAD_ID only; a loss or metric
+    # ignoring another id would disagree with it, so it is refused.
+    for make in (kt.LabelSmoothedCrossEntropy, kt.MaskedTokenAccuracy):
+        assert make(pad_id=kt.PAD_ID).pad_id == kt.PAD_ID  # saved configs
+        for bad in (1, -1, True):
+            with pytest.raises(ValueError, match="pad_id must be 0"):
+                make(pad_id=bad)
+
+
 def _loss_and_gradient(function, labels, logits):
     """Sum of the per-token losses and its gradient, on the current backend."""
     backend = keras.config.backend()

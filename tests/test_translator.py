@@ -10,7 +10,7 @@ import pytest
 import keras_transformer
 from keras_transformer import Transformer, Translator
 from keras_transformer.data.tokenizer import SubwordTokenizer
-from keras_transformer.special_tokens import EOS_ID
+from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
 _WORDS = (
     "two young men dogs girl play run in the snow red blue house near a big small"
@@ -81,6 +81,40 @@ def test_translate_strings_in_input_order(translator):
     assert translator.translate([]) == []
     with pytest.raises(TypeError, match="list of str"):
         translator.translate("two dogs")
+
+
+def _greedy_reference(model, source_ids, max_extra_length, alpha):
+    """Greedy decoding written out: the full model re-run on the prefix,
+    argmax over the tokens search may choose (not PAD or BOS), EOS forced at
+    the output limit (input tokens + max_extra_length). Returns the tokens
+    and the score: summed log-probabilities / ((5 + |Y|) / 6) ** alpha."""
+    source = np.array([source_ids + [EOS_ID]], "int32")
+    limit = len(source_ids) + max_extra_length
+    output, log_prob = [], 0.0
+    while not output or output[-1] != EOS_ID:
+        decoder = np.array([[BOS_ID] + output], "int32")
+        logits = keras.ops.convert_to_numpy(
+            model({"encoder_token_ids": source, "decoder_token_ids": decoder})
+        )[0, -1].astype("float64")
+        log_probs = logits - np.log(np.exp(logits - logits.max()).sum()) - logits.max()
+        logits[[PAD_ID, BOS_ID]] = -np.inf
+        token = EOS_ID if len(output) + 1 == limit else int(np.argmax(logits))
+        output.append(token)
+        log_prob += log_probs[token]
+    return output, log_prob / ((5 + len(output)) / 6) ** alpha
+
+
+def test_greedy_output_is_the_argmax_sequence(translator):
+    # (A random model with tied embeddings tends to repeat one token; the
+    # scores check the log-probability of every step as well.)
+    for seed, length in ((3, 1), (4, 6)):
+        ids = _ids(translator, length, seed)
+        (hypotheses,), (scores,) = translator.generate(
+            [ids], beam_size=1, alpha=0.6, max_extra_length=6
+        )
+        expected, expected_score = _greedy_reference(translator.model, ids, 6, 0.6)
+        assert hypotheses[0] == expected
+        np.testing.assert_allclose(scores[0], expected_score, rtol=1e-4)
 
 
 def test_n_best_and_greedy(translator):

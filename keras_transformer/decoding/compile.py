@@ -56,12 +56,16 @@ def cached_tokens_to_logits(model):
 
 
 def reorder_transformer_cache(cache, flat_indices):
-    """Reorders only the self-attention buffers (the rest is per sentence)."""
+    """Reorders only the per-hypothesis leaves: the self-attention buffers and
+    the decoder padding mask (the encoder parts are per sentence)."""
     return dict(
         cache,
         self_attention=tuple(
             ops.take(layer_cache, flat_indices, axis=0)
             for layer_cache in cache["self_attention"]
+        ),
+        decoder_padding_mask=ops.take(
+            cache["decoder_padding_mask"], flat_indices, axis=0
         ),
     )
 

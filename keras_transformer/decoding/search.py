@@ -90,6 +90,24 @@ def _check_search_arguments(max_length, beam_size=1, num_return=1):
         )
 
 
+def _check_alpha(alpha):
+    """Raises for a negative ``alpha``, a Python number or a concrete tensor.
+
+    Inside a compiled graph (a traced tensor) the value is unknown; the
+    early-stopping bound of `beam_search` is written to hold for any alpha.
+    """
+    try:
+        value = ops.convert_to_numpy(alpha)
+    except Exception:  # a traced / symbolic tensor
+        return
+    if value.ndim:
+        raise ValueError(
+            f"alpha must be a scalar. Received: alpha with shape {value.shape}"
+        )
+    if not value >= 0:  # also NaN
+        raise ValueError(f"alpha must be >= 0. Received: alpha={alpha!r}")
+
+
 def _batch_size(cache, batch_size):
     if batch_size is not None:
         return batch_size
@@ -336,9 +354,7 @@ def beam_search(
         Vaswani et al., 2017, §6.1 (beam size 4, alpha 0.6).
     """
     _check_search_arguments(max_length, beam_size, num_return)
-    if not ops.is_tensor(alpha) and alpha < 0:
-        # The early-stopping bound assumes the penalty grows with length.
-        raise ValueError(f"alpha must be >= 0. Received: alpha={alpha!r}")
+    _check_alpha(alpha)
     k = beam_size
     batch = _batch_size(initial_cache, batch_size)
     row_max = _row_max_lengths(max_lengths, batch, max_length)
@@ -373,7 +389,17 @@ def beam_search(
         # finished_scores are sorted, best first.
         nth_best = state["finished_scores"][:, num_return - 1]
         has_n = state["finished"][:, num_return - 1]
-        best_reachable = ops.max(state["live_log_probs"], axis=1) / max_penalty
+        # Live log-probs are <= 0, so the best score a live hypothesis can
+        # reach divides by the largest penalty among its reachable lengths
+        # (index + 1 ... row_max). For alpha >= 0 that is row_max's; taking
+        # the maximum keeps the bound right for an alpha that could not be
+        # checked (a traced tensor).
+        reachable_penalty = ops.maximum(
+            max_penalty, length_penalty(state["index"] + 1, alpha)
+        )
+        best_reachable = (
+            ops.max(state["live_log_probs"], axis=1) / reachable_penalty
+        )
         bound_met = ops.logical_and(has_n, nth_best >= best_reachable)
         return ops.logical_or(bound_met, state["index"] >= row_max)
 

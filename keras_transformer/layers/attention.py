@@ -8,6 +8,19 @@ from keras import ops
 from keras_transformer.layers.masks import causal_mask, merge_attention_masks
 
 
+PROJECTION_LAYOUTS = ("head_major", "qkv_major")
+# The layout of models saved before `projection_layout` existed.
+LEGACY_PROJECTION_LAYOUT = "qkv_major"
+
+
+def check_projection_layout(projection_layout):
+    if projection_layout not in PROJECTION_LAYOUTS:
+        raise ValueError(
+            f"projection_layout must be one of {PROJECTION_LAYOUTS}. "
+            f"Received: projection_layout={projection_layout!r}"
+        )
+
+
 def fused_attention_supported(dtype):
     """Whether `keras.ops.dot_product_attention` can train in ``dtype`` here.
 
@@ -33,6 +46,14 @@ class MultiHeadAttention(keras.layers.Layer):
     fused kernel: ``(d_model, 3 * d_model)`` for self-attention (Q, K and V
     in one matmul) and ``(d_model, d_model)`` + ``(d_model, 2 * d_model)``
     for encoder-decoder attention, where K and V come from the encoder.
+
+    The fused kernels' columns are grouped by head (``projection_layout=
+    "head_major"``: ``[q_1 k_1 v_1 | q_2 k_2 v_2 | ...]``, Megatron-LM's
+    layout), so that splitting the columns into contiguous blocks over
+    devices gives each device whole heads (see
+    `keras_transformer.distribution`). ``"qkv_major"`` (``[Q | K | V]``, each
+    ``[q_1 ... q_h]``) is the layout of models saved before the option
+    existed; configs without the key load with it.
 
     The hot path calls `keras.ops.dot_product_attention`, which dispatches to
     the fused kernel of each backend (cuDNN / flash attention on GPU where the
@@ -61,6 +82,8 @@ class MultiHeadAttention(keras.layers.Layer):
         use_bias: bool. Whether the projections have biases. Defaults to True.
         kernel_initializer: initializer for the projection kernels.
             Defaults to "glorot_uniform".
+        projection_layout: "head_major" or "qkv_major": the column order of
+            the fused projections, see above. Defaults to "head_major".
 
     Call arguments:
         query: float tensor ``(batch, query_length, d_model)``.
@@ -92,9 +115,11 @@ class MultiHeadAttention(keras.layers.Layer):
         self_attention=True,
         use_bias=True,
         kernel_initializer="glorot_uniform",
+        projection_layout="head_major",
         **kwargs,
     ):
         super().__init__(**kwargs)
+        check_projection_layout(projection_layout)
         if d_model <= 0 or num_heads <= 0:
             raise ValueError(
                 "d_model and num_heads must be positive. "
@@ -111,6 +136,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.self_attention = bool(self_attention)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.projection_layout = projection_layout
 
     def _dense(self, units, name):
         return keras.layers.Dense(
@@ -122,6 +148,8 @@ class MultiHeadAttention(keras.layers.Layer):
         )
 
     def build(self, query_shape, key_value_shape=None):
+        # Shapes arrive as lists when a saved model is rebuilt from its config.
+        query_shape = tuple(query_shape)
         if query_shape[-1] is not None and query_shape[-1] != self.d_model:
             raise ValueError(
                 f"{self.name}: the query's last dimension must equal d_model="
@@ -146,10 +174,15 @@ class MultiHeadAttention(keras.layers.Layer):
     # (batch, time, n * d_model) -> n tensors (batch, time, heads, head_dim)
     def _split_heads(self, x, n):
         batch, length = ops.shape(x)[0], ops.shape(x)[1]
-        x = ops.reshape(x, (batch, length, n, self.num_heads, self.head_dim))
+        if self.projection_layout == "head_major":
+            # columns [h_1: n * head_dim | h_2: ... ]
+            shape, axis = (batch, length, self.num_heads, n, self.head_dim), 3
+        else:
+            # columns [n_1: heads * head_dim | n_2: ... ]
+            shape, axis = (batch, length, n, self.num_heads, self.head_dim), 2
         # unstack, not n slices: on TensorFlow the slices and their
         # gradients cost ~17% of a training step (benchmarks/train_components.py).
-        return ops.unstack(x, num=n, axis=2)
+        return ops.unstack(ops.reshape(x, shape), num=n, axis=axis)
 
     def compute_key_value_cache(self, key_value):
         """Keys and values of the encoder output, computed once for decoding.
@@ -233,9 +266,13 @@ class MultiHeadAttention(keras.layers.Layer):
         ):
             outputs, scores = self._attention_with_scores(q, k, v, mask)
         else:
-            outputs = ops.dot_product_attention(
-                q, k, v, mask=mask, scale=1.0 / math.sqrt(self.head_dim)
-            )
+            scale = 1.0 / math.sqrt(self.head_dim)
+            if keras.backend.standardize_dtype(q.dtype) == "float16":
+                # Some backends (TensorFlow) compute QK^T in float16 and scale
+                # afterwards, so logits that fit after scaling overflow to inf
+                # (then NaN). Scale the queries first.
+                q, scale = q * ops.cast(scale, q.dtype), 1.0
+            outputs = ops.dot_product_attention(q, k, v, mask=mask, scale=scale)
         if any_valid is not None:
             # any_valid: (B, 1, T, 1) -> (B, T, 1, 1) to match (B, T, h, d)
             keep = ops.transpose(any_valid, (0, 2, 1, 3))
@@ -256,9 +293,11 @@ class MultiHeadAttention(keras.layers.Layer):
         return results[0] if len(results) == 1 else results
 
     def _attention_with_scores(self, q, k, v, mask):
-        # (batch, heads, query_time, key_time)
-        logits = ops.einsum("bthd,bshd->bhts", q, k) / math.sqrt(self.head_dim)
-        logits = ops.cast(logits, "float32")
+        # (batch, heads, query_time, key_time), in float32: half-precision
+        # QK^T can overflow (float16) before the scale brings it back.
+        logits = ops.einsum(
+            "bthd,bshd->bhts", ops.cast(q, "float32"), ops.cast(k, "float32")
+        ) / math.sqrt(self.head_dim)
         if mask is not None:
             logits = ops.where(mask, logits, ops.full_like(logits, -1e9))
         weights = ops.softmax(logits, axis=-1)
@@ -281,6 +320,14 @@ class MultiHeadAttention(keras.layers.Layer):
                 "kernel_initializer": keras.initializers.serialize(
                     self.kernel_initializer
                 ),
+                "projection_layout": self.projection_layout,
             }
         )
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        # Configs saved before `projection_layout` existed used [Q | K | V].
+        config = dict(config)
+        config.setdefault("projection_layout", LEGACY_PROJECTION_LAYOUT)
+        return super().from_config(config)

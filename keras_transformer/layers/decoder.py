@@ -3,7 +3,6 @@ attention and feed-forward."""
 
 import keras
 
-from keras_transformer.layers.attention import MultiHeadAttention
 from keras_transformer.layers.feed_forward import PositionwiseFeedForward
 from keras_transformer.layers.residual import (
     ResidualBlock,
@@ -25,7 +24,10 @@ class TransformerDecoderLayer(TransformerLayerBase):
     max_length, heads, head_dim)``), ``cross_attention_cache`` (from
     `MultiHeadAttention.compute_key_value_cache` of the cross-attention on the
     encoder output) and ``cache_index``; the layer then processes only the new
-    tokens and returns ``(outputs, updated_self_attention_cache)``.
+    tokens and returns ``(outputs, updated_self_attention_cache)``. With a
+    cache, ``decoder_padding_mask`` covers the cache positions (``(batch,
+    max_length)``, True on real tokens), so that padding fed earlier (e.g.
+    inside a forced prefix) stays masked as it is without a cache.
 
     Args:
         d_model: int. Model width.
@@ -33,12 +35,16 @@ class TransformerDecoderLayer(TransformerLayerBase):
         d_ff: int. Feed-forward inner width.
         dropout_rate: float in [0, 1). Residual dropout. Defaults to 0.1.
         normalization_position: "post" (default, the paper's) or "pre".
+        projection_layout: "head_major" (default) or "qkv_major", the column
+            order of the fused attention projections (see
+            `MultiHeadAttention`).
 
     Call arguments:
         decoder_sequence: float ``(batch, target_length, d_model)``.
         encoder_sequence: float ``(batch, source_length, d_model)``; not
             needed when ``cross_attention_cache`` is given.
-        decoder_padding_mask: optional boolean ``(batch, target_length)``.
+        decoder_padding_mask: optional boolean ``(batch, target_length)``;
+            ``(batch, max_length)`` with a cache.
         encoder_padding_mask: optional boolean ``(batch, source_length)``.
         self_attention_cache, cross_attention_cache, cache_index: see above.
         return_attention_scores: bool. Also return a dict with the
@@ -55,21 +61,9 @@ class TransformerDecoderLayer(TransformerLayerBase):
         shape = tuple(decoder_sequence_shape)
         if encoder_sequence_shape is None:
             encoder_sequence_shape = shape
-        self.self_attention = MultiHeadAttention(
-            self.d_model,
-            self.num_heads,
-            self_attention=True,
-            dtype=self.dtype_policy,
-            name="self_attention",
-        )
+        self.self_attention = self._attention("self_attention", self_attention=True)
         self.self_attention.build(shape)
-        self.cross_attention = MultiHeadAttention(
-            self.d_model,
-            self.num_heads,
-            self_attention=False,
-            dtype=self.dtype_policy,
-            name="cross_attention",
-        )
+        self.cross_attention = self._attention("cross_attention", self_attention=False)
         self.cross_attention.build(shape, tuple(encoder_sequence_shape))
         self.feed_forward = PositionwiseFeedForward(
             self.d_model, self.d_ff, dtype=self.dtype_policy, name="feed_forward"
@@ -119,7 +113,7 @@ class TransformerDecoderLayer(TransformerLayerBase):
         block = self._self_block
         result = self.self_attention(
             block.sublayer_input(x),
-            padding_mask=None if use_cache else decoder_padding_mask,
+            padding_mask=decoder_padding_mask,
             use_causal_mask=True,
             cache=self_attention_cache,
             cache_index=cache_index,

@@ -39,8 +39,12 @@ class TokenEmbedding(keras.layers.Layer):
     embedding, the decoder input embedding and the pre-softmax linear
     transformation, and multiplies the embeddings by sqrt(d_model). Calling
     this layer with ``reverse=True`` computes logits ``x @ E^T`` with the same
-    matrix (in float32, so that softmax and the loss are stable under mixed
-    precision).
+    matrix, in ``logits_dtype``: the hidden states and the (float32) matrix
+    are cast to it before the matmul, as keras-hub's
+    ``ReversibleEmbedding(reverse_dtype=...)`` does. The float32 default
+    gives logits of float32 precision under mixed precision (casting a
+    bfloat16 matmul's result afterwards would only change the dtype), so
+    softmax, the loss and beam-search scores are stable.
 
     Written here rather than taken from keras-hub's `ReversibleEmbedding`
     because the sqrt(d_model) scale and float32 logits must be part of the
@@ -52,6 +56,9 @@ class TokenEmbedding(keras.layers.Layer):
         scale: bool. Multiply embeddings by sqrt(d_model). Defaults to True.
         embeddings_initializer: initializer. Defaults to a normal with
             stddev d_model^-0.5, so that scaled embeddings have unit scale.
+        logits_dtype: float dtype of the ``reverse=True`` matmul and its
+            output. Defaults to "float32"; ``None`` uses the compute dtype
+            (faster under mixed precision, at half-precision accuracy).
 
     Call arguments:
         inputs: int ids ``(batch, length)``, or with ``reverse=True`` float
@@ -71,9 +78,18 @@ class TokenEmbedding(keras.layers.Layer):
         d_model,
         scale=True,
         embeddings_initializer=None,
+        logits_dtype="float32",
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if logits_dtype is not None:
+            logits_dtype = keras.backend.standardize_dtype(logits_dtype)
+            if "float" not in logits_dtype:
+                raise ValueError(
+                    "logits_dtype must be a float dtype or None. Received: "
+                    f"logits_dtype={logits_dtype!r}"
+                )
+        self.logits_dtype = logits_dtype
         if vocabulary_size <= 0 or d_model <= 0:
             raise ValueError(
                 "vocabulary_size and d_model must be positive. Received: "
@@ -95,14 +111,18 @@ class TokenEmbedding(keras.layers.Layer):
             name="embeddings",
             shape=(self.vocabulary_size, self.d_model),
             initializer=self.embeddings_initializer,
+            # Read in float32 inside `call` (not autocast to the compute
+            # dtype): the lookup casts only the gathered rows, and the
+            # output projection gets a float32 kernel for `logits_dtype`.
+            autocast=False,
         )
         self.built = True
 
     def call(self, inputs, reverse=False):
         if reverse:
-            kernel = ops.cast(self.embeddings, self.compute_dtype)
-            logits = ops.matmul(inputs, ops.transpose(kernel))
-            return ops.cast(logits, "float32")
+            dtype = self._logits_dtype()
+            kernel = ops.cast(self.embeddings, dtype)
+            return ops.matmul(ops.cast(inputs, dtype), ops.transpose(kernel))
         outputs = ops.take(self.embeddings, ops.cast(inputs, "int32"), axis=0)
         outputs = ops.cast(outputs, self.compute_dtype)
         if self.scale:
@@ -116,8 +136,11 @@ class TokenEmbedding(keras.layers.Layer):
 
     def compute_output_spec(self, inputs, reverse=False):
         shape = self.compute_output_shape(inputs.shape, reverse)
-        dtype = "float32" if reverse else self.compute_dtype
+        dtype = self._logits_dtype() if reverse else self.compute_dtype
         return keras.KerasTensor(shape, dtype=dtype)
+
+    def _logits_dtype(self):
+        return self.logits_dtype or self.compute_dtype
 
     def get_config(self):
         config = super().get_config()
@@ -129,6 +152,7 @@ class TokenEmbedding(keras.layers.Layer):
                 "embeddings_initializer": keras.initializers.serialize(
                     self.embeddings_initializer
                 ),
+                "logits_dtype": self.logits_dtype,
             }
         )
         return config

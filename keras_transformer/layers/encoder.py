@@ -2,7 +2,6 @@
 
 import keras
 
-from keras_transformer.layers.attention import MultiHeadAttention
 from keras_transformer.layers.feed_forward import PositionwiseFeedForward
 from keras_transformer.layers.residual import (
     ResidualBlock,
@@ -27,6 +26,9 @@ class TransformerEncoderLayer(TransformerLayerBase):
         d_ff: int. Feed-forward inner width.
         dropout_rate: float in [0, 1). Residual dropout P_drop. Defaults to 0.1.
         normalization_position: "post" (default, the paper's) or "pre".
+        projection_layout: "head_major" (default) or "qkv_major", the column
+            order of the fused attention projections (see
+            `MultiHeadAttention`).
 
     Call arguments:
         encoder_sequence: float ``(batch, length, d_model)``.
@@ -43,13 +45,7 @@ class TransformerEncoderLayer(TransformerLayerBase):
 
     def build(self, encoder_sequence_shape):
         shape = tuple(encoder_sequence_shape)
-        self.self_attention = MultiHeadAttention(
-            self.d_model,
-            self.num_heads,
-            self_attention=True,
-            dtype=self.dtype_policy,
-            name="self_attention",
-        )
+        self.self_attention = self._attention("self_attention", self_attention=True)
         self.self_attention.build(shape)
         self.feed_forward = PositionwiseFeedForward(
             self.d_model, self.d_ff, dtype=self.dtype_policy, name="feed_forward"

@@ -2,7 +2,10 @@
 
 import keras
 
-from keras_transformer.layers.attention import MultiHeadAttention
+from keras_transformer.layers.attention import (
+    LEGACY_PROJECTION_LAYOUT,
+    MultiHeadAttention,
+)
 from keras_transformer.layers.feed_forward import PositionwiseFeedForward
 
 NORMALIZATION_POSITIONS = ("post", "pre")
@@ -59,6 +62,7 @@ class TransformerLayerBase(keras.layers.Layer):
         d_ff,
         dropout_rate=0.1,
         normalization_position="post",
+        projection_layout="head_major",
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -72,8 +76,11 @@ class TransformerLayerBase(keras.layers.Layer):
         self.d_ff = int(d_ff)
         self.dropout_rate = float(dropout_rate)
         self.normalization_position = normalization_position
+        self.projection_layout = projection_layout
         # Fail at construction, not at build, on bad sizes.
-        MultiHeadAttention(self.d_model, self.num_heads)
+        MultiHeadAttention(
+            self.d_model, self.num_heads, projection_layout=projection_layout
+        )
         PositionwiseFeedForward(self.d_model, self.d_ff)
 
     def get_config(self):
@@ -85,6 +92,24 @@ class TransformerLayerBase(keras.layers.Layer):
                 "d_ff": self.d_ff,
                 "dropout_rate": self.dropout_rate,
                 "normalization_position": self.normalization_position,
+                "projection_layout": self.projection_layout,
             }
         )
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        # Configs saved before `projection_layout` existed used [Q | K | V].
+        config = dict(config)
+        config.setdefault("projection_layout", LEGACY_PROJECTION_LAYOUT)
+        return super().from_config(config)
+
+    def _attention(self, name, self_attention):
+        return MultiHeadAttention(
+            self.d_model,
+            self.num_heads,
+            self_attention=self_attention,
+            projection_layout=self.projection_layout,
+            dtype=self.dtype_policy,
+            name=name,
+        )
