@@ -17,6 +17,19 @@ from keras_transformer.translator import Translator
 
 __version__ = "0.1.0"
 
+# The keras-hub family classes (keras_transformer/hub/) are imported on first
+# use, so that the package imports where keras-hub is not installed.
+_HUB_EXPORTS = ("TransformerSeq2SeqLM", "TransformerSeq2SeqLMPreprocessor", "TransformerTokenizer")
+
+
+def __getattr__(name):
+    if name in _HUB_EXPORTS:
+        from keras_transformer import hub
+
+        return getattr(hub, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "BOS_ID",
     "EOS_ID",
@@ -26,7 +39,10 @@ __all__ = [
     "PRESETS",
     "TrainConfig",
     "Transformer",
+    "TransformerSeq2SeqLM",
+    "TransformerSeq2SeqLMPreprocessor",
     "TransformerSchedule",
+    "TransformerTokenizer",
     "Translator",
     "UNK_ID",
     "average_checkpoints",

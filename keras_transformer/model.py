@@ -5,10 +5,6 @@ import re
 import keras
 from keras import ops
 
-from keras_transformer.layers.attention import (
-    LEGACY_PROJECTION_LAYOUT,
-    check_projection_layout,
-)
 from keras_transformer.layers.decoder import TransformerDecoderLayer
 from keras_transformer.layers.embedding import TokenEmbedding
 from keras_transformer.layers.encoder import TransformerEncoderLayer
@@ -18,7 +14,7 @@ from keras_transformer.layers.positional_encoding import (
     SinusoidalPositionalEncoding,
 )
 from keras_transformer.layers.residual import check_normalization_position
-from keras_transformer.presets import resolve_preset
+from keras_transformer.hub.backbone import TransformerBackbone
 
 POSITIONAL_ENCODINGS = ("sinusoidal", "learned")
 
@@ -43,12 +39,17 @@ def _portable_optimizer_modules(config):
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
-class Transformer(keras.Model):
+class Transformer(TransformerBackbone):
     """The Transformer of "Attention Is All You Need" (Vaswani et al., 2017).
 
-    A functional `keras.Model` built from `keras.Input`s (keras-hub Backbone
-    style), so ``get_config``/``from_config`` round-trip with the flat
-    arguments below and ``.keras`` files load under any backend.
+    A functional `keras.Model` built from `keras.Input`s and a keras-hub
+    `Backbone` (`keras_transformer.hub.backbone.TransformerBackbone`):
+    ``get_config``/``from_config`` round-trip with the flat arguments below,
+    ``.keras`` files and presets load under any backend, and
+    ``from_preset`` takes an architecture preset ("tiny", "small", "base",
+    "big"; untrained) or a trained preset directory; ``presets`` lists both.
+    ``save_to_preset``, ``enable_lora(rank)``, ``quantize("int8")`` and
+    ``token_embedding`` follow keras-hub.
 
     Inputs: a dict ``{"encoder_token_ids": int (batch, source_length),
     "decoder_token_ids": int (batch, target_length)}`` with padding id 0; the
@@ -83,14 +84,6 @@ class Transformer(keras.Model):
             Defaults to 1024.
         normalization_position: "post" (default, the paper's) or "pre"
             (pre-LN; adds a final LayerNorm to the encoder and decoder).
-        logits_dtype: dtype of the output projection's matmul and of the
-            logits. Defaults to "float32" (float32 precision under mixed
-            precision too); ``None`` uses the compute dtype.
-        projection_layout: "head_major" (default) or "qkv_major": column
-            order of the fused attention projections (see
-            `MultiHeadAttention`; head-major lets model parallelism split
-            along heads). Configs saved without this key load as
-            "qkv_major", the layout they were trained with.
         dtype: dtype policy name or `keras.DTypePolicy`, e.g.
             "mixed_bfloat16". Logits are float32 in every policy.
 
@@ -118,8 +111,6 @@ class Transformer(keras.Model):
         positional_encoding="sinusoidal",
         max_length=1024,
         normalization_position="post",
-        logits_dtype="float32",
-        projection_layout="head_major",
         dtype=None,
         **kwargs,
     ):
@@ -145,7 +136,6 @@ class Transformer(keras.Model):
                 f"Received: positional_encoding={positional_encoding!r}"
             )
         check_normalization_position(normalization_position)
-        check_projection_layout(projection_layout)
         if share_embeddings and source_vocabulary_size not in (
             None,
             vocabulary_size,
@@ -163,11 +153,7 @@ class Transformer(keras.Model):
 
         # === Layers ===
         self.token_embedding = TokenEmbedding(
-            vocabulary_size,
-            d_model,
-            logits_dtype=logits_dtype,
-            dtype=dtype,
-            name="token_embedding",
+            vocabulary_size, d_model, dtype=dtype, name="token_embedding"
         )
         if share_embeddings:
             self.source_embedding = self.token_embedding
@@ -198,7 +184,6 @@ class Transformer(keras.Model):
             d_ff=d_ff,
             dropout_rate=dropout_rate,
             normalization_position=normalization_position,
-            projection_layout=projection_layout,
             dtype=dtype,
         )
         self.encoder_layers = [
@@ -248,11 +233,6 @@ class Transformer(keras.Model):
             **kwargs,
         )
 
-        # The functional constructor does not take a dtype policy; set it so
-        # that `model.dtype_policy` (and the saved config) tell the truth.
-        if dtype is not None:
-            self.dtype_policy = keras.dtype_policies.get(dtype)
-
         # === Config ===
         self.vocabulary_size = vocabulary_size
         self.num_layers = num_layers
@@ -265,8 +245,6 @@ class Transformer(keras.Model):
         self.positional_encoding = positional_encoding
         self.max_length = max_length
         self.normalization_position = normalization_position
-        self.logits_dtype = self.token_embedding.logits_dtype
-        self.projection_layout = projection_layout
 
     def __setattr__(self, name, value):
         # Under the torch backend, torch.nn.Module refuses sub-module
@@ -335,10 +313,7 @@ class Transformer(keras.Model):
           one position per step;
         - ``"cross_attention"``: a tuple of the encoder-decoder keys/values
           ``(batch, 2, source_length, num_heads, head_dim)``, computed once;
-        - ``"encoder_padding_mask"``: ``(batch, source_length)``;
-        - ``"decoder_padding_mask"``: boolean ``(batch, max_length)``, False
-          where a padding token was fed (`decode_step` writes it), so that
-          padding inside a forced prefix is masked as in `decode`.
+        - ``"encoder_padding_mask"``: ``(batch, source_length)``.
         Beam search reorders hypotheses by gathering every leaf on axis 0.
         """
         batch = ops.shape(encoder_output)[0]
@@ -354,7 +329,6 @@ class Transformer(keras.Model):
                 for layer in self.decoder_layers
             ),
             "encoder_padding_mask": encoder_padding_mask,
-            "decoder_padding_mask": ops.ones((batch, max_length), dtype="bool"),
         }
 
     def decode_step(self, decoder_token_ids, cache, cache_index):
@@ -369,12 +343,6 @@ class Transformer(keras.Model):
             ``(logits, cache)``: float32 logits ``(batch, steps,
             vocabulary_size)`` and the updated cache.
         """
-        decoder_token_ids = ops.convert_to_tensor(decoder_token_ids, "int32")
-        decoder_padding_mask = ops.slice_update(
-            cache["decoder_padding_mask"],
-            [0, cache_index],
-            padding_mask_from_ids(decoder_token_ids),
-        )
         x = self._embed_target(decoder_token_ids, start_index=cache_index)
         new_self_caches = []
         for layer, self_cache, cross_cache in zip(
@@ -382,7 +350,6 @@ class Transformer(keras.Model):
         ):
             x, self_cache = layer(
                 x,
-                decoder_padding_mask=decoder_padding_mask,
                 encoder_padding_mask=cache["encoder_padding_mask"],
                 self_attention_cache=self_cache,
                 cross_attention_cache=cross_cache,
@@ -392,11 +359,7 @@ class Transformer(keras.Model):
         if self.decoder_final_norm is not None:
             x = self.decoder_final_norm(x)
         logits = self.token_embedding(x, reverse=True)
-        cache = dict(
-            cache,
-            self_attention=tuple(new_self_caches),
-            decoder_padding_mask=decoder_padding_mask,
-        )
+        cache = dict(cache, self_attention=tuple(new_self_caches))
         return logits, cache
 
     def decode(self, decoder_token_ids, encoder_output, encoder_padding_mask):
@@ -460,10 +423,9 @@ class Transformer(keras.Model):
         return _portable_optimizer_modules(super().get_compile_config())
 
     def get_config(self):
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "dtype": keras.dtype_policies.serialize(self.dtype_policy),
+        # name, trainable and dtype (a DTypePolicyMap after `quantize`).
+        config = super().get_config()
+        config.update({
             "vocabulary_size": self.vocabulary_size,
             "num_layers": self.num_layers,
             "d_model": self.d_model,
@@ -475,24 +437,12 @@ class Transformer(keras.Model):
             "positional_encoding": self.positional_encoding,
             "max_length": self.max_length,
             "normalization_position": self.normalization_position,
-            "logits_dtype": self.logits_dtype,
-            "projection_layout": self.projection_layout,
-        }
+        })
+        return config
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
         if "dtype" in config and isinstance(config["dtype"], dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
-        # Configs saved before `projection_layout` existed used [Q | K | V].
-        config.setdefault("projection_layout", LEGACY_PROJECTION_LAYOUT)
         return cls(**config)
-
-    @classmethod
-    def from_preset(cls, name, **overrides):
-        """Builds a model from a named preset ("tiny", "small", "base", "big").
-
-        Keyword overrides replace preset values (e.g. ``vocabulary_size``,
-        ``dropout_rate``); unknown keys raise a ValueError naming them.
-        """
-        return cls(**resolve_preset(name, overrides))

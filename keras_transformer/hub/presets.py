@@ -1,0 +1,270 @@
+"""Presets: architecture presets (untrained sizes) and trained presets (directories).
+
+Two kinds of preset, never confused:
+
+* **Architecture presets** ("tiny", "small", "base", "big"; the paper's
+  Table 3 sizes and two CPU-sized ones): constructor arguments only, no
+  weights, no vocabulary. ``Transformer.from_preset("base",
+  vocabulary_size=...)`` builds an untrained model.
+* **Trained presets**: directories with weights and a vocabulary, written by
+  ``TransformerSeq2SeqLM.save_to_preset(dir)`` (keras-hub's layout) or by
+  ``keras-transformer train`` (a run directory: ``model.keras``,
+  ``vocab.spm``, ``config.json``). Load them with
+  ``TransformerSeq2SeqLM.from_preset(dir)``. A name can be given to a
+  directory with `register_trained_preset`.
+
+``print(list_presets())`` (or ``Transformer.presets``) shows both kinds.
+
+A keras-hub preset directory holds::
+
+    config.json              the Transformer's config (keras-hub's)
+    model.weights.h5         its weights
+    task.json                the TransformerSeq2SeqLM (generation defaults)
+    preprocessor.json        the TransformerSeq2SeqLMPreprocessor
+    tokenizer.json           the TransformerTokenizer
+    assets/tokenizer/vocabulary.spm   the SentencePiece model
+    metadata.json
+"""
+
+import glob
+import json
+import os
+
+from keras_transformer.presets import PRESETS as ARCHITECTURE_PRESETS
+
+# keras-hub's preset file names (keras_hub/src/utils/preset_utils.py).
+CONFIG_FILE = "config.json"
+TASK_CONFIG_FILE = "task.json"
+TOKENIZER_CONFIG_FILE = "tokenizer.json"
+MODEL_WEIGHTS_FILE = "model.weights.h5"
+SHARDED_MODEL_WEIGHTS_FILE = "model.weights.json"
+TOKENIZER_ASSET = os.path.join("assets", "tokenizer", "vocabulary.spm")
+# What `keras-transformer train` may write inside its run directory.
+RUN_PRESET_DIRNAME = "preset"
+BACKBONE_REGISTERED_NAME = "keras_transformer>Transformer"
+
+TRAINED_PRESETS = {}
+
+
+def register_trained_preset(name, path, description=""):
+    """Gives the trained preset directory ``path`` a name for `from_preset`.
+
+    Args:
+        name: str. Must not be an architecture preset name.
+        path: str. A preset directory or a run directory.
+        description: str. Shown by `list_presets`.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"A preset name must be a non-empty str. Received: {name!r}")
+    if name in ARCHITECTURE_PRESETS:
+        raise ValueError(
+            f"{name!r} is an architecture preset; give the trained preset "
+            f"another name. Architecture presets: {sorted(ARCHITECTURE_PRESETS)}"
+        )
+    if not os.path.isdir(path):
+        raise ValueError(f"The trained preset {name!r} is not a directory: {path!r}")
+    TRAINED_PRESETS[name] = {
+        "path": os.path.abspath(path),
+        "description": description,
+    }
+
+
+def list_presets(kind=None):
+    """All presets by name: ``{"kind": "architecture" | "trained", ...}``.
+
+    Args:
+        kind: None (both), "architecture" or "trained".
+    """
+    if kind not in (None, "architecture", "trained"):
+        raise ValueError(
+            "kind must be None, 'architecture' or 'trained'. "
+            f"Received: kind={kind!r}"
+        )
+    presets = {}
+    if kind in (None, "architecture"):
+        for name, arguments in ARCHITECTURE_PRESETS.items():
+            presets[name] = {
+                "kind": "architecture",
+                "description": "untrained architecture (no weights, no vocabulary)",
+                "config": dict(arguments),
+            }
+    if kind in (None, "trained"):
+        for name, entry in TRAINED_PRESETS.items():
+            presets[name] = {"kind": "trained", **entry}
+    return presets
+
+
+def resolve_trained_preset(preset):
+    """The directory of a trained preset (a registered name or a path).
+
+    Raises:
+        ValueError: ``preset`` is an architecture preset name, or neither a
+            registered name nor a directory.
+    """
+    if not isinstance(preset, (str, os.PathLike)):
+        raise ValueError(f"A preset must be a str or a path. Received: {preset!r}")
+    preset = os.fspath(preset)
+    if preset in TRAINED_PRESETS:
+        return TRAINED_PRESETS[preset]["path"]
+    if preset in ARCHITECTURE_PRESETS:
+        raise ValueError(
+            f"{preset!r} is an architecture preset: an untrained Transformer "
+            "without weights or vocabulary. Build it with "
+            f"Transformer.from_preset({preset!r}, vocabulary_size=...), or load "
+            "a trained preset directory (save_to_preset or a run directory)."
+        )
+    if "://" in preset:
+        return preset  # A keras-hub handle (kaggle://, hf://, ...).
+    if not os.path.isdir(preset):
+        raise ValueError(
+            f"Unknown preset {preset!r}: not a directory and not a registered "
+            f"trained preset ({sorted(TRAINED_PRESETS) or 'none registered'}). "
+            f"Architecture presets ({sorted(ARCHITECTURE_PRESETS)}) have no "
+            "weights."
+        )
+    if _is_keras_hub_config(preset):
+        return preset
+    nested = os.path.join(preset, RUN_PRESET_DIRNAME)
+    if _is_keras_hub_config(nested):
+        return nested  # A run directory with a preset/ inside.
+    return preset
+
+
+def _read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as error:
+        raise ValueError(f"Cannot read the preset file {path!r}: {error}") from error
+
+
+def _is_keras_hub_config(directory):
+    path = os.path.join(directory, CONFIG_FILE)
+    if not os.path.isfile(path):
+        return False
+    config = _read_json(path)
+    return isinstance(config, dict) and "registered_name" in config
+
+
+def is_run_directory(directory):
+    """A directory written by ``keras-transformer train`` (not a keras-hub preset)."""
+    from keras_transformer.run_directory import MODEL_FILENAME, VOCABULARY_FILENAME
+
+    return (
+        os.path.isdir(directory)
+        and not _is_keras_hub_config(directory)
+        and (
+            os.path.isfile(os.path.join(directory, MODEL_FILENAME))
+            or os.path.isfile(os.path.join(directory, VOCABULARY_FILENAME))
+        )
+    )
+
+
+def check_run_directory(directory):
+    """Raises a ValueError naming the missing file of a run directory."""
+    from keras_transformer.run_directory import MODEL_FILENAME, VOCABULARY_FILENAME
+
+    for filename, what in (
+        (MODEL_FILENAME, "no model weights"),
+        (VOCABULARY_FILENAME, "no tokenizer"),
+    ):
+        path = os.path.join(directory, filename)
+        if not os.path.isfile(path):
+            raise ValueError(
+                f"The run directory {directory!r} is not a trained preset: "
+                f"{path!r} is missing ({what}). Has the run finished?"
+            )
+
+
+def check_preset_directory(directory, require_tokenizer=True):
+    """Raises a ValueError naming the file when ``directory`` is no usable
+    Transformer preset: no config, another architecture, no weights, no
+    tokenizer."""
+    if "://" in directory:
+        return  # Remote handles are checked by keras-hub while downloading.
+    config_path = os.path.join(directory, CONFIG_FILE)
+    if not os.path.isfile(config_path):
+        raise ValueError(
+            f"{directory!r} is not a preset directory: {config_path!r} is "
+            "missing (a preset has config.json and model.weights.h5; a run "
+            "directory has model.keras and vocab.spm)."
+        )
+    config = _read_json(config_path)
+    registered = config.get("registered_name") if isinstance(config, dict) else None
+    if registered != BACKBONE_REGISTERED_NAME:
+        raise ValueError(
+            f"{config_path!r} describes a {registered or 'non-keras-hub'} model, "
+            f"not a keras_transformer Transformer (registered name "
+            f"{BACKBONE_REGISTERED_NAME!r}): a preset of another architecture."
+        )
+    if not (
+        os.path.isfile(os.path.join(directory, MODEL_WEIGHTS_FILE))
+        or os.path.isfile(os.path.join(directory, SHARDED_MODEL_WEIGHTS_FILE))
+        or glob.glob(os.path.join(directory, "model_*.weights.h5"))
+    ):
+        raise ValueError(
+            f"The preset {directory!r} has no weights: "
+            f"{os.path.join(directory, MODEL_WEIGHTS_FILE)!r} is missing."
+        )
+    if require_tokenizer:
+        for filename in (TOKENIZER_CONFIG_FILE, TOKENIZER_ASSET):
+            path = os.path.join(directory, filename)
+            if not os.path.isfile(path):
+                raise ValueError(
+                    f"The preset {directory!r} has no tokenizer: {path!r} is "
+                    "missing."
+                )
+
+
+def check_tokenizer_matches(tokenizer, backbone, source):
+    """Raises a ValueError naming ``source`` when the vocabulary cannot be
+    the model's: more pieces than output ids, or other reserved ids."""
+    from keras_transformer.hub.tokenizer import check_reserved_pieces
+
+    vocabulary = tokenizer.get_vocabulary()
+    check_reserved_pieces(vocabulary, source=source)
+    if len(vocabulary) > backbone.vocabulary_size:
+        raise ValueError(
+            f"{source} has {len(vocabulary)} pieces but the model has only "
+            f"{backbone.vocabulary_size} output ids (vocabulary_size): they "
+            "were not trained together."
+        )
+    if len(vocabulary) > backbone.source_vocabulary_size:
+        raise ValueError(
+            f"{source} has {len(vocabulary)} pieces but the model's encoder "
+            f"embeds only {backbone.source_vocabulary_size} ids "
+            "(source_vocabulary_size)."
+        )
+
+
+def check_vocabulary_file(path, model_config):
+    """Raises a ValueError naming ``path`` when the SentencePiece model there
+    is unreadable, lacks the reserved ids or has more pieces than the model
+    (``model_config``: the Transformer's config) has ids."""
+    import sentencepiece as spm
+
+    from keras_transformer.hub.tokenizer import check_reserved_pieces
+
+    if not os.path.isfile(path):
+        raise ValueError(f"No tokenizer: {path!r} is missing.")
+    processor = spm.SentencePieceProcessor()
+    try:
+        with open(path, "rb") as f:
+            processor.LoadFromSerializedProto(f.read())
+    except (OSError, RuntimeError) as error:
+        raise ValueError(f"{path!r} is not a SentencePiece model: {error}") from error
+    size = processor.get_piece_size()
+    check_reserved_pieces(
+        [processor.id_to_piece(i) for i in range(min(size, 4))], source=repr(path)
+    )
+    vocabulary_size = model_config.get("vocabulary_size")
+    source_size = model_config.get("source_vocabulary_size") or vocabulary_size
+    for name, limit in (
+        ("vocabulary_size", vocabulary_size),
+        ("source_vocabulary_size", source_size),
+    ):
+        if limit is not None and size > limit:
+            raise ValueError(
+                f"The tokenizer {path!r} has {size} pieces but the model has "
+                f"{name}={limit}: they were not trained together."
+            )
