@@ -5,6 +5,10 @@ import re
 import keras
 from keras import ops
 
+from keras_transformer.layers.attention import (
+    LEGACY_PROJECTION_LAYOUT,
+    check_projection_layout,
+)
 from keras_transformer.layers.decoder import TransformerDecoderLayer
 from keras_transformer.layers.embedding import TokenEmbedding
 from keras_transformer.layers.encoder import TransformerEncoderLayer
@@ -14,6 +18,11 @@ from keras_transformer.layers.positional_encoding import (
     SinusoidalPositionalEncoding,
 )
 from keras_transformer.layers.residual import check_normalization_position
+from keras_transformer.layers.token_checks import (
+    TokenIdCheck,
+    check_model_arrays,
+    checked_jax_step_function,
+)
 from keras_transformer.hub.backbone import TransformerBackbone
 
 POSITIONAL_ENCODINGS = ("sinusoidal", "learned")
@@ -84,6 +93,14 @@ class Transformer(TransformerBackbone):
             Defaults to 1024.
         normalization_position: "post" (default, the paper's) or "pre"
             (pre-LN; adds a final LayerNorm to the encoder and decoder).
+        logits_dtype: dtype of the output projection's matmul and of the
+            logits. Defaults to "float32" (float32 precision under mixed
+            precision too); ``None`` uses the compute dtype.
+        projection_layout: "head_major" (default) or "qkv_major": column
+            order of the fused attention projections (see
+            `MultiHeadAttention`; head-major lets model parallelism split
+            along heads). Configs saved without this key load as
+            "qkv_major", the layout they were trained with.
         dtype: dtype policy name or `keras.DTypePolicy`, e.g.
             "mixed_bfloat16". Logits are float32 in every policy.
 
@@ -111,6 +128,8 @@ class Transformer(TransformerBackbone):
         positional_encoding="sinusoidal",
         max_length=1024,
         normalization_position="post",
+        logits_dtype="float32",
+        projection_layout="head_major",
         dtype=None,
         **kwargs,
     ):
@@ -136,6 +155,7 @@ class Transformer(TransformerBackbone):
                 f"Received: positional_encoding={positional_encoding!r}"
             )
         check_normalization_position(normalization_position)
+        check_projection_layout(projection_layout)
         if share_embeddings and source_vocabulary_size not in (
             None,
             vocabulary_size,
@@ -153,7 +173,11 @@ class Transformer(TransformerBackbone):
 
         # === Layers ===
         self.token_embedding = TokenEmbedding(
-            vocabulary_size, d_model, dtype=dtype, name="token_embedding"
+            vocabulary_size,
+            d_model,
+            logits_dtype=logits_dtype,
+            dtype=dtype,
+            name="token_embedding",
         )
         if share_embeddings:
             self.source_embedding = self.token_embedding
@@ -184,6 +208,7 @@ class Transformer(TransformerBackbone):
             d_ff=d_ff,
             dropout_rate=dropout_rate,
             normalization_position=normalization_position,
+            projection_layout=projection_layout,
             dtype=dtype,
         )
         self.encoder_layers = [
@@ -204,12 +229,23 @@ class Transformer(TransformerBackbone):
             )
 
         # === Functional model ===
-        encoder_token_ids = keras.Input(
+        encoder_input = keras.Input(
             shape=(None,), dtype="int32", name="encoder_token_ids"
         )
-        decoder_token_ids = keras.Input(
+        decoder_input = keras.Input(
             shape=(None,), dtype="int32", name="decoder_token_ids"
         )
+        # Ids outside the vocabulary raise instead of wrapping or giving NaN.
+        encoder_token_ids = TokenIdCheck(
+            source_vocabulary_size,
+            input_name="encoder_token_ids",
+            name="encoder_token_ids_check",
+        )(encoder_input)
+        decoder_token_ids = TokenIdCheck(
+            vocabulary_size,
+            input_name="decoder_token_ids",
+            name="decoder_token_ids_check",
+        )(decoder_input)
         encoder_padding_mask = PaddingMask(name="encoder_padding_mask")(
             encoder_token_ids
         )
@@ -225,8 +261,8 @@ class Transformer(TransformerBackbone):
         )
         super().__init__(
             inputs={
-                "encoder_token_ids": encoder_token_ids,
-                "decoder_token_ids": decoder_token_ids,
+                "encoder_token_ids": encoder_input,
+                "decoder_token_ids": decoder_input,
             },
             outputs=logits,
             dtype=dtype,
@@ -245,6 +281,8 @@ class Transformer(TransformerBackbone):
         self.positional_encoding = positional_encoding
         self.max_length = max_length
         self.normalization_position = normalization_position
+        self.logits_dtype = self.token_embedding.logits_dtype
+        self.projection_layout = projection_layout
 
     def __setattr__(self, name, value):
         # Under the torch backend, torch.nn.Module refuses sub-module
@@ -313,7 +351,10 @@ class Transformer(TransformerBackbone):
           one position per step;
         - ``"cross_attention"``: a tuple of the encoder-decoder keys/values
           ``(batch, 2, source_length, num_heads, head_dim)``, computed once;
-        - ``"encoder_padding_mask"``: ``(batch, source_length)``.
+        - ``"encoder_padding_mask"``: ``(batch, source_length)``;
+        - ``"decoder_padding_mask"``: boolean ``(batch, max_length)``, False
+          where a padding token was fed (`decode_step` writes it), so that
+          padding inside a forced prefix is masked as in `decode`.
         Beam search reorders hypotheses by gathering every leaf on axis 0.
         """
         batch = ops.shape(encoder_output)[0]
@@ -329,6 +370,7 @@ class Transformer(TransformerBackbone):
                 for layer in self.decoder_layers
             ),
             "encoder_padding_mask": encoder_padding_mask,
+            "decoder_padding_mask": ops.ones((batch, max_length), dtype="bool"),
         }
 
     def decode_step(self, decoder_token_ids, cache, cache_index):
@@ -343,6 +385,12 @@ class Transformer(TransformerBackbone):
             ``(logits, cache)``: float32 logits ``(batch, steps,
             vocabulary_size)`` and the updated cache.
         """
+        decoder_token_ids = ops.convert_to_tensor(decoder_token_ids, "int32")
+        decoder_padding_mask = ops.slice_update(
+            cache["decoder_padding_mask"],
+            [0, cache_index],
+            padding_mask_from_ids(decoder_token_ids),
+        )
         x = self._embed_target(decoder_token_ids, start_index=cache_index)
         new_self_caches = []
         for layer, self_cache, cross_cache in zip(
@@ -350,6 +398,7 @@ class Transformer(TransformerBackbone):
         ):
             x, self_cache = layer(
                 x,
+                decoder_padding_mask=decoder_padding_mask,
                 encoder_padding_mask=cache["encoder_padding_mask"],
                 self_attention_cache=self_cache,
                 cross_attention_cache=cross_cache,
@@ -359,7 +408,11 @@ class Transformer(TransformerBackbone):
         if self.decoder_final_norm is not None:
             x = self.decoder_final_norm(x)
         logits = self.token_embedding(x, reverse=True)
-        cache = dict(cache, self_attention=tuple(new_self_caches))
+        cache = dict(
+            cache,
+            self_attention=tuple(new_self_caches),
+            decoder_padding_mask=decoder_padding_mask,
+        )
         return logits, cache
 
     def decode(self, decoder_token_ids, encoder_output, encoder_padding_mask):
@@ -411,6 +464,54 @@ class Transformer(TransformerBackbone):
             scores["decoder_cross_attention"].append(layer_scores["cross_attention"])
         return scores
 
+    # --- entry points: in-memory ids are checked before any step runs ---
+
+    def _check_arrays(self, x, y=None):
+        check_model_arrays(
+            self, x, y, label_ignore_id=getattr(self.loss, "pad_id", None)
+        )
+
+    def fit(self, x=None, y=None, *args, **kwargs):
+        self._check_arrays(x, y)
+        validation_data = kwargs.get("validation_data")
+        if isinstance(validation_data, (tuple, list)) and validation_data:
+            self._check_arrays(*validation_data[:2])
+        return super().fit(x, y, *args, **kwargs)
+
+    def evaluate(self, x=None, y=None, *args, **kwargs):
+        self._check_arrays(x, y)
+        return super().evaluate(x, y, *args, **kwargs)
+
+    def predict(self, x, *args, **kwargs):
+        self._check_arrays(x)
+        return super().predict(x, *args, **kwargs)
+
+    # Under JAX, datasets and generators are checked batch by batch on the
+    # host before each compiled step (no check can raise inside jit cheaply).
+
+    def make_train_function(self, force=False):
+        built = force or self.train_function is None
+        result = super().make_train_function(force)
+        if built and keras.config.backend() == "jax":
+            self.train_function = checked_jax_step_function(self, self.train_function, "train")
+        return result
+
+    def make_test_function(self, force=False):
+        built = force or self.test_function is None
+        result = super().make_test_function(force)
+        if built and keras.config.backend() == "jax":
+            self.test_function = checked_jax_step_function(self, self.test_function, "test")
+        return result
+
+    def make_predict_function(self, force=False):
+        built = force or self.predict_function is None
+        super().make_predict_function(force)
+        if built and keras.config.backend() == "jax":
+            self.predict_function = checked_jax_step_function(
+                self, self.predict_function, "predict"
+            )
+        return self.predict_function
+
     # --- configuration ---
 
     def get_compile_config(self):
@@ -437,6 +538,8 @@ class Transformer(TransformerBackbone):
             "positional_encoding": self.positional_encoding,
             "max_length": self.max_length,
             "normalization_position": self.normalization_position,
+            "logits_dtype": self.logits_dtype,
+            "projection_layout": self.projection_layout,
         })
         return config
 
@@ -445,4 +548,6 @@ class Transformer(TransformerBackbone):
         config = dict(config)
         if "dtype" in config and isinstance(config["dtype"], dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        # Configs saved before `projection_layout` existed used [Q | K | V].
+        config.setdefault("projection_layout", LEGACY_PROJECTION_LAYOUT)
         return cls(**config)
