@@ -1,0 +1,202 @@
+"""CTranslate2 export: the exported model scores and translates as ours.
+
+A tiny model is trained briefly on the number-words task under the current
+backend, exported, and decoded by CTranslate2: per-token log-probabilities
+(`score_batch`) equal `token_log_probs` within 1e-4, and beam-4 (alpha 0.6)
+and greedy translations are those of `keras_transformer.Translator`.
+"""
+
+import functools
+import itertools
+import json
+import os
+
+import keras
+import numpy as np
+import pytest
+
+ctranslate2 = pytest.importorskip(
+    "ctranslate2", reason="ctranslate2 is not installed (the optional extra)"
+)
+
+from keras_transformer import Transformer, Translator  # noqa: E402
+from keras_transformer.ctranslate2_export import (  # noqa: E402
+    METADATA_FILENAME,
+    CTranslate2Translator,
+    export_ctranslate2,
+    export_run_directory_to_ctranslate2,
+)
+from keras_transformer.data.default_task import default_task_splits  # noqa: E402
+from keras_transformer.data.tokenizer import SubwordTokenizer  # noqa: E402
+from keras_transformer.decoding.compile import jax_stateless_jit  # noqa: E402
+from keras_transformer.decoding.forced import token_log_probs  # noqa: E402
+from keras_transformer.losses import LabelSmoothedCrossEntropy  # noqa: E402
+from keras_transformer.special_tokens import BOS_ID, EOS_ID  # noqa: E402
+
+from conftest import to_numpy  # noqa: E402
+
+VOCABULARY_SIZE = 64
+NUM_TEST = 32
+MAX_EXTRA = 24  # German targets have more pieces than their sources
+LENGTH = 24  # longer than every tokenized number (<= 23 pieces)
+
+
+@pytest.fixture(scope="module")
+def task():
+    splits = default_task_splits(seed=0, num_train=2000, num_valid=0, num_test=NUM_TEST)
+    source, target = splits["train"]
+    tokenizer = SubwordTokenizer.train(
+        itertools.chain(source, target), vocabulary_size=VOCABULARY_SIZE
+    )
+    return tokenizer, splits["train"], splits["test"]
+
+
+def _id_arrays(tokenizer, sources, targets, length=LENGTH):
+    """Encoder ids (EOS-terminated), decoder inputs (BOS first) and labels."""
+    encoder = np.zeros((len(sources), length), "int32")
+    decoder = np.zeros((len(sources), length), "int32")
+    labels = np.zeros((len(sources), length), "int32")
+    pairs = zip(tokenizer.encode(sources), tokenizer.encode(targets))
+    for row, (source, target) in enumerate(pairs):
+        source, target = source + [EOS_ID], target + [EOS_ID]
+        encoder[row, : len(source)] = source
+        labels[row, : len(target)] = target
+        decoder[row, : len(target)] = [BOS_ID] + target[:-1]
+    return encoder, decoder, labels
+
+
+@pytest.fixture(scope="module")
+def trained(task, tmp_path_factory):
+    """A model trained a few seconds (its beams end with EOS), and its export."""
+    tokenizer, (source, target), _ = task
+    keras.utils.set_random_seed(3)
+    model = Transformer(
+        vocabulary_size=VOCABULARY_SIZE,
+        num_layers=2,
+        d_model=32,
+        num_heads=4,
+        d_ff=64,
+        dropout_rate=0.0,
+    )
+    model.compile(
+        optimizer=keras.optimizers.Adam(5e-3), loss=LabelSmoothedCrossEntropy(0.1)
+    )
+    encoder, decoder, labels = _id_arrays(tokenizer, source, target)
+    model.fit(
+        {"encoder_token_ids": encoder, "decoder_token_ids": decoder},
+        labels,
+        batch_size=100,
+        epochs=3,
+        verbose=0,
+    )
+    directory = str(tmp_path_factory.mktemp("ct2") / "model")
+    export_ctranslate2(model, tokenizer, directory)
+    return model, directory
+
+
+def _forced(model, tokenizer, sources, targets):
+    encoder, _, labels = _id_arrays(tokenizer, sources, targets)
+    function = functools.partial(token_log_probs, model)
+    if keras.config.backend() == "jax":  # one compilation, not one per op
+        function = jax_stateless_jit(model, function)
+    return to_numpy(function(encoder, labels)), labels
+
+
+def _assert_scores_equal(model, tokenizer, directory, sources, targets):
+    ours, labels = _forced(model, tokenizer, sources, targets)
+    theirs = CTranslate2Translator(directory, intra_threads=1).score(
+        tokenizer.encode(sources), tokenizer.encode(targets)
+    )
+    for row, log_probs in enumerate(theirs):
+        length = int(np.sum(labels[row] != 0))
+        assert log_probs.shape == (length,)  # the target tokens and EOS
+        np.testing.assert_allclose(log_probs, ours[row, :length], rtol=0, atol=1e-4)
+
+
+def test_score_batch_equals_forced_log_probs(task, trained):
+    tokenizer, _, (sources, targets) = task
+    model, directory = trained
+    _assert_scores_equal(model, tokenizer, directory, sources, targets)
+
+
+@pytest.mark.parametrize("beam_size", [4, 1])
+def test_translations_and_scores_equal_the_translator(task, trained, beam_size):
+    tokenizer, _, (sources, _) = task
+    model, directory = trained
+    translator = Translator(model, tokenizer, batch_size=NUM_TEST)
+    kwargs = dict(beam_size=beam_size, alpha=0.6, max_extra_length=MAX_EXTRA)
+    # The comparison means something only if our hypotheses end with EOS
+    # before the length limit (there the two searches differ by design).
+    hypotheses, _ = translator.generate(tokenizer.encode(sources), **kwargs)
+    for ids, (hypothesis,) in zip(tokenizer.encode(sources), hypotheses):
+        assert hypothesis[-1] == EOS_ID and len(hypothesis) < len(ids) + MAX_EXTRA
+
+    ours, our_scores = translator.translate(sources, return_scores=True, **kwargs)
+    exported = CTranslate2Translator(directory, intra_threads=1, batch_size=8)
+    theirs, their_scores = exported.translate(sources, return_scores=True, **kwargs)
+    assert theirs == ours
+    np.testing.assert_allclose(their_scores, our_scores, rtol=0, atol=1e-4)
+
+
+def test_every_other_mapped_option_scores_equal(task, tmp_path):
+    # The trained model is head-major, post-LN, sinusoidal, shared: this one
+    # covers the other layout, pre-LN (final LayerNorms), learned positions,
+    # separate source embeddings and more output ids than pieces.
+    tokenizer, _, (sources, targets) = task
+    keras.utils.set_random_seed(4)
+    model = Transformer(
+        vocabulary_size=VOCABULARY_SIZE + 8,
+        num_layers=2,
+        d_model=32,
+        num_heads=4,
+        d_ff=64,
+        dropout_rate=0.0,
+        projection_layout="qkv_major",
+        normalization_position="pre",
+        positional_encoding="learned",
+        max_length=40,
+        share_embeddings=False,
+    )
+    directory = export_ctranslate2(model, tokenizer, str(tmp_path / "ct2"))
+    _assert_scores_equal(model, tokenizer, directory, sources[:8], targets[:8])
+    with open(os.path.join(directory, METADATA_FILENAME)) as f:
+        assert json.load(f)["max_positions"] == 40
+
+
+def test_run_directory_and_int8_export(task, trained, tmp_path):
+    tokenizer, _, (sources, _) = task
+    model, float_directory = trained
+    run = tmp_path / "run"
+    run.mkdir()
+    model.save(str(run / "model.keras"))
+    tokenizer.save(str(run))
+    int8_directory = export_run_directory_to_ctranslate2(
+        str(run), str(tmp_path / "int8"), quantization="int8"
+    )
+    float_size = os.path.getsize(os.path.join(float_directory, "model.bin"))
+    int8_size = os.path.getsize(os.path.join(int8_directory, "model.bin"))
+    assert int8_size < 0.75 * float_size
+    translations = CTranslate2Translator(
+        int8_directory, compute_type="int8", intra_threads=1
+    ).translate(sources[:4])
+    assert len(translations) == 4 and all(isinstance(t, str) for t in translations)
+
+
+def test_export_errors(task, trained, tmp_path):
+    tokenizer, _, _ = task
+    model, directory = trained
+    with pytest.raises(RuntimeError, match="already exists"):
+        export_ctranslate2(model, tokenizer, directory)
+    with pytest.raises(ValueError, match="quantization must be"):
+        export_ctranslate2(model, tokenizer, str(tmp_path / "a"), quantization="int3")
+    larger = SubwordTokenizer.train(task[1][0] + task[1][1], VOCABULARY_SIZE + 1)
+    with pytest.raises(ValueError, match="not trained together"):
+        export_ctranslate2(model, larger, str(tmp_path / "b"))
+    with pytest.raises(ValueError, match="keras_transformer.Transformer"):
+        export_ctranslate2(keras.Sequential(), tokenizer, str(tmp_path / "c"))
+    with pytest.raises(FileNotFoundError, match="vocab.spm"):
+        export_ctranslate2(model, str(tmp_path), str(tmp_path / "d"))
+    with pytest.raises(FileNotFoundError, match="model.keras"):
+        export_run_directory_to_ctranslate2(str(tmp_path), str(tmp_path / "e"))
+    with pytest.raises(FileNotFoundError, match=METADATA_FILENAME):
+        CTranslate2Translator(str(tmp_path))
