@@ -26,7 +26,9 @@ Signatures:
   ``translations`` string ``[None]`` and ``scores`` float32 ``[None]``.
 - ``translate_token_ids``: ``token_ids`` int32 ``[None, None]`` (padded
   with 0, no BOS/EOS needed) -> ``token_ids`` int32 ``[None, None]``
-  (EOS-terminated, 0-padded) and ``scores``.
+  (EOS-terminated, 0-padded) and ``scores``. Ids outside
+  ``[0, vocabulary_size)`` fail the request with ``INVALID_ARGUMENT``
+  "token_ids contains id ... outside [0, V)".
 """
 
 import json
@@ -58,6 +60,7 @@ def _build_module(model, tokenizer, vocabulary_path, beam_size, alpha, max_extra
     import tensorflow as tf
 
     from keras_transformer.decoding.compile import generate
+    from keras_transformer.layers.token_checks import check_token_ids
 
     class TranslationModule(tf.Module):
         def __init__(self):
@@ -117,6 +120,11 @@ def _build_module(model, tokenizer, vocabulary_path, beam_size, alpha, max_extra
 
         @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="token_ids")])
         def serve_token_ids(self, token_ids):
+            # Out-of-range ids would wrap (-1 reads the last embedding row):
+            # fail with an error naming the vocabulary size instead.
+            token_ids = check_token_ids(
+                token_ids, model.vocabulary_size, "token_ids"
+            )
             sequences, scores = self._translate_ids(token_ids)
             return {"token_ids": sequences, "scores": scores}
 

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_transformer.layers.token_checks import check_token_ids
 from keras_transformer.special_tokens import PAD_ID
 
 
@@ -139,6 +140,11 @@ class LabelSmoothedCrossEntropy(keras.losses.Loss):
         return super().__call__(y_true, y_pred, sample_weight=token_weights)
 
     def call(self, y_true, y_pred):
+        # Labels outside [0, V) (other than pad_id) raise instead of training
+        # silently on a wrapped or missing target (layers/token_checks.py).
+        y_true = check_token_ids(
+            y_true, y_pred.shape[-1], "labels", ignore_id=self.pad_id
+        )
         return label_smoothed_token_losses(y_true, y_pred, self.label_smoothing)
 
     def get_config(self):

@@ -18,6 +18,11 @@ from keras_transformer.layers.positional_encoding import (
     SinusoidalPositionalEncoding,
 )
 from keras_transformer.layers.residual import check_normalization_position
+from keras_transformer.layers.token_checks import (
+    TokenIdCheck,
+    check_model_arrays,
+    checked_jax_step_function,
+)
 from keras_transformer.hub.backbone import TransformerBackbone
 
 POSITIONAL_ENCODINGS = ("sinusoidal", "learned")
@@ -224,12 +229,23 @@ class Transformer(TransformerBackbone):
             )
 
         # === Functional model ===
-        encoder_token_ids = keras.Input(
+        encoder_input = keras.Input(
             shape=(None,), dtype="int32", name="encoder_token_ids"
         )
-        decoder_token_ids = keras.Input(
+        decoder_input = keras.Input(
             shape=(None,), dtype="int32", name="decoder_token_ids"
         )
+        # Ids outside the vocabulary raise instead of wrapping or giving NaN.
+        encoder_token_ids = TokenIdCheck(
+            source_vocabulary_size,
+            input_name="encoder_token_ids",
+            name="encoder_token_ids_check",
+        )(encoder_input)
+        decoder_token_ids = TokenIdCheck(
+            vocabulary_size,
+            input_name="decoder_token_ids",
+            name="decoder_token_ids_check",
+        )(decoder_input)
         encoder_padding_mask = PaddingMask(name="encoder_padding_mask")(
             encoder_token_ids
         )
@@ -245,8 +261,8 @@ class Transformer(TransformerBackbone):
         )
         super().__init__(
             inputs={
-                "encoder_token_ids": encoder_token_ids,
-                "decoder_token_ids": decoder_token_ids,
+                "encoder_token_ids": encoder_input,
+                "decoder_token_ids": decoder_input,
             },
             outputs=logits,
             dtype=dtype,
@@ -447,6 +463,54 @@ class Transformer(TransformerBackbone):
             scores["decoder_self_attention"].append(layer_scores["self_attention"])
             scores["decoder_cross_attention"].append(layer_scores["cross_attention"])
         return scores
+
+    # --- entry points: in-memory ids are checked before any step runs ---
+
+    def _check_arrays(self, x, y=None):
+        check_model_arrays(
+            self, x, y, label_ignore_id=getattr(self.loss, "pad_id", None)
+        )
+
+    def fit(self, x=None, y=None, *args, **kwargs):
+        self._check_arrays(x, y)
+        validation_data = kwargs.get("validation_data")
+        if isinstance(validation_data, (tuple, list)) and validation_data:
+            self._check_arrays(*validation_data[:2])
+        return super().fit(x, y, *args, **kwargs)
+
+    def evaluate(self, x=None, y=None, *args, **kwargs):
+        self._check_arrays(x, y)
+        return super().evaluate(x, y, *args, **kwargs)
+
+    def predict(self, x, *args, **kwargs):
+        self._check_arrays(x)
+        return super().predict(x, *args, **kwargs)
+
+    # Under JAX, datasets and generators are checked batch by batch on the
+    # host before each compiled step (no check can raise inside jit cheaply).
+
+    def make_train_function(self, force=False):
+        built = force or self.train_function is None
+        result = super().make_train_function(force)
+        if built and keras.config.backend() == "jax":
+            self.train_function = checked_jax_step_function(self, self.train_function, "train")
+        return result
+
+    def make_test_function(self, force=False):
+        built = force or self.test_function is None
+        result = super().make_test_function(force)
+        if built and keras.config.backend() == "jax":
+            self.test_function = checked_jax_step_function(self, self.test_function, "test")
+        return result
+
+    def make_predict_function(self, force=False):
+        built = force or self.predict_function is None
+        super().make_predict_function(force)
+        if built and keras.config.backend() == "jax":
+            self.predict_function = checked_jax_step_function(
+                self, self.predict_function, "predict"
+            )
+        return self.predict_function
 
     # --- configuration ---
 

@@ -131,6 +131,7 @@ def make_dataset(
     bucket_boundaries=None,
     shuffle_buffer_size=None,
     drop_remainder=False,
+    vocabulary_size=None,
 ):
     """Tokenize sentence pairs once and batch them by token count.
 
@@ -158,6 +159,10 @@ def make_dataset(
             shuffle; the tokenized data is in memory anyway).
         drop_remainder: bool. Drop each bucket's last partial batch.
             Defaults to False.
+        vocabulary_size: int. The model's vocabulary size; every id (the
+            tokenizer's, BOS and EOS) must be below it, checked once here
+            (a ValueError, before any training step). Defaults to the
+            tokenizer's ``vocabulary_size`` when it has one.
 
     Returns:
         ``(dataset, report)``: a ``tf.data.Dataset`` of ``(inputs, labels)``
@@ -203,6 +208,11 @@ def make_dataset(
 
     src_ids = _tokenize_all(tokenizer, src_sentences)  # (N, None)
     tgt_ids = _tokenize_all(tokenizer, tgt_sentences)  # (N, None)
+    if vocabulary_size is None:
+        vocabulary_size = getattr(tokenizer, "vocabulary_size", None)
+    if vocabulary_size is not None:
+        _check_positive_int("vocabulary_size", vocabulary_size)
+        _check_ids_in_vocabulary(src_ids, tgt_ids, vocabulary_size)
     # Room for the EOS (source, labels) or BOS (decoder input) we add.
     limit = max_length - 1
     too_long = (src_ids.row_lengths() > limit) | (tgt_ids.row_lengths() > limit)
@@ -333,6 +343,30 @@ def _bucket_lengths(bucket_boundaries, max_length):
     if not lengths or lengths[-1] < max_length:
         lengths.append(max_length)
     return tuple(int(length) for length in lengths)
+
+
+def _check_ids_in_vocabulary(src_ids, tgt_ids, vocabulary_size):
+    # The ids live in memory, so one check here covers every epoch (no
+    # per-batch cost); the model checks its inputs again in the graph.
+    for name, ids in (("source", src_ids), ("target", tgt_ids)):
+        values = ids.flat_values
+        if tf.size(values) == 0:
+            continue
+        low = int(tf.reduce_min(values))
+        high = int(tf.reduce_max(values))
+        if low < 0 or high >= vocabulary_size:
+            bad = low if low < 0 else high
+            raise ValueError(
+                f"The tokenizer gives {name} id {bad} outside [0, "
+                f"{vocabulary_size}) (vocabulary_size={vocabulary_size}): "
+                "the tokenizer and the model's vocabulary do not match."
+            )
+    for name, special in (("BOS_ID", BOS_ID), ("EOS_ID", EOS_ID)):
+        if not 0 <= special < vocabulary_size:
+            raise ValueError(
+                f"{name}={special} is outside [0, {vocabulary_size}) "
+                f"(vocabulary_size={vocabulary_size})."
+            )
 
 
 def _tokenize_all(tokenizer, sentences):
