@@ -721,7 +721,9 @@ class CTranslate2Translator:
 
     # --- text level ---
 
-    def _detokenize(self, ids):
+    def detokenize(self, ids):
+        """Text of one id sequence, cut at EOS; PAD and BOS dropped, ids past
+        the tokenizer read as UNK (as `Translator`)."""
         size = self.processor.get_piece_size()
         kept = []
         for token in ids:
@@ -751,7 +753,7 @@ class CTranslate2Translator:
             max_extra_length=max_extra_length,
             num_return=num_return,
         )
-        texts = [[self._detokenize(ids) for ids in row] for row in hypotheses]
+        texts = [[self.detokenize(ids) for ids in row] for row in hypotheses]
         scores = [[float(s) for s in row] for row in scores]
         if num_return == 1:
             texts = [t[0] for t in texts]
