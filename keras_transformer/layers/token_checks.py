@@ -13,8 +13,8 @@ id and the vocabulary size wherever the ids are:
   ``tf.debugging.Assert`` that raises ``InvalidArgumentError`` when the step
   runs. XLA drops ``Assert`` ops, so with ``jit_compile=True`` (Keras' default
   on a TensorFlow GPU) the graph check is a no-op; the entry-point checks
-  (`check_token_id_arrays` in ``Transformer.fit``, `make_dataset`'s
-  ``vocabulary_size``) remain;
+  (`check_model_arrays` of in-memory data in ``Transformer.fit``/
+  ``evaluate``/``predict``, `make_dataset`'s ``vocabulary_size``) remain;
 * under JAX, ``fit``/``evaluate``/``predict`` check each batch on the host
   (NumPy, no device work) as Keras hands it to the compiled step
   (`checked_jax_step_function`), and raise a ``ValueError`` before the step
