@@ -80,6 +80,7 @@ RESULT_PREFIX = "@@TRAIN_THROUGHPUT_RESULT@@ "
 
 KERAS_MODELS = (
     "ours",
+    "ours_compute_logits",
     "keras_hub",
     "keras_hub_same_loss",
     "keras_hub_same_loss_noattndrop",
@@ -93,6 +94,10 @@ MODEL_NOTES = {
     "ours": "keras_transformer.Transformer; kt.LabelSmoothedCrossEntropy "
     "(eps 0.1; per-backend fused formulation); dropout on embeddings and "
     "sub-layer outputs only, none on attention weights (the paper's)",
+    "ours_compute_logits": "ours with logits_dtype=None: the tied output "
+    "projection in the compute dtype (bf16 under mixed_bfloat16), as the "
+    "keras-hub peers' ReversibleEmbedding (reverse_dtype=None) does; ours "
+    "defaults to float32 logits. Same as ours in float32 runs",
     "keras_hub": "keras-hub layers as a keras-hub user writes them: Keras' "
     "SparseCategoricalCrossentropy(from_logits, ignore_class=0), no label "
     "smoothing; keras-hub's `dropout` also drops attention weights, so its "
@@ -343,11 +348,12 @@ def worker_keras(model_name, cfg):
     from keras_transformer.losses import LabelSmoothedCrossEntropy
 
     same_loss = LabelSmoothedCrossEntropy(label_smoothing=cfg["label_smoothing"])
-    if model_name == "ours":
+    if model_name in ("ours", "ours_compute_logits"):
         from keras_transformer.model import Transformer
         from keras_transformer.schedules import transformer_optimizer
 
-        model = Transformer(**arch)
+        logits_dtype = None if model_name == "ours_compute_logits" else "float32"
+        model = Transformer(**arch, logits_dtype=logits_dtype)
         optimizer = transformer_optimizer(d_model=cfg["d_model"])
         loss = same_loss
     elif model_name.startswith("keras_hub"):
@@ -868,6 +874,13 @@ def ratio_lines(results, key="tokens_per_second"):
         add(f"{b}: ours / keras_hub (as a keras-hub user writes it: "
             "sparse CE without smoothing, attention dropout)",
             _ratio(by, ("ours", b), ("keras_hub", b)))
+        add(f"{b}: ours_compute_logits / keras_hub_same_loss_noattndrop "
+            "(equal work including the logits' dtype: both heads in the "
+            "compute dtype)",
+            _ratio(by, ("ours_compute_logits", b),
+                   ("keras_hub_same_loss_noattndrop", b)))
+        add(f"{b}: ours_compute_logits / ours (what float32 logits cost)",
+            _ratio(by, ("ours_compute_logits", b), ("ours", b)))
 
     # ours / keras_hub = loss x attention dropout x layers.
     split = []
