@@ -7,7 +7,14 @@ import warnings
 import keras
 import numpy as np
 
-from keras_transformer.decoding.compile import Generator, jax_stateless_jit
+from keras_transformer.decoding.compile import Generator, compile_for_backend
+from keras_transformer.decoding.forced import alignments, token_log_probs
+from keras_transformer.decoding.options import DecodeOptions
+from keras_transformer.decoding.sources import (
+    check_vocabulary,
+    prepare_sources,
+    source_limit,
+)
 from keras_transformer.layers.embedding import validate_token_ids
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
@@ -79,6 +86,7 @@ class Translator:
         batch_size=32,
         length_bucket=16,
         jit_compile="auto",
+        quantize=None,
     ):
         for name, value in (
             ("max_source_length", max_source_length),
@@ -94,37 +102,37 @@ class Translator:
                 "max_source_length must leave room for one token and EOS. "
                 f"Received: max_source_length={max_source_length}"
             )
-        if tokenizer.vocabulary_size > model.vocabulary_size:
+        if quantize not in (None, "int8"):
             raise ValueError(
-                f"The tokenizer has {tokenizer.vocabulary_size} pieces but the "
-                f"model only {model.vocabulary_size} output ids; they were "
-                "not trained together."
+                f"quantize must be None or 'int8'. Received: quantize={quantize!r}"
             )
+        check_vocabulary(tokenizer.vocabulary_size, model.vocabulary_size)
+        if quantize is not None:
+            # In place: the model's kernels become int8 (Keras' own
+            # `Model.quantize`); a copy would double the memory.
+            model.quantize(quantize)
+        self.quantize = quantize
         self.model = model
         self.tokenizer = tokenizer
-        self.max_source_length = max_source_length
         self.batch_size = batch_size
         self.length_bucket = length_bucket
         # Learned positions stop at model.max_length (sinusoidal never do).
         self.max_positions = None
         if model.positional_encoding == "learned":
             self.max_positions = model.max_length
-            self.max_source_length = min(max_source_length, model.max_length)
+        self.max_source_length = source_limit(max_source_length, self.max_positions)
         self.generator = Generator(model, jit_compile=jit_compile)
         self._compiled_shapes = {}
         self._attention_function = None
+        self._forced_functions = {}
 
     def _attention_scores(self, encoder_token_ids, decoder_token_ids):
         # JAX runs eager ops one compiled kernel at a time; one jitted call is
         # much faster there. Elsewhere eager is fine (and never retraces).
         if self._attention_function is None:
             function = self.model.attention_scores
-            if keras.config.backend() == "jax":
-                function = jax_stateless_jit(self.model, function)
-            elif keras.config.backend() == "torch":
-                import torch
-
-                function = torch.no_grad()(function)
+            if keras.config.backend() != "tensorflow":
+                function = compile_for_backend(self.model, function)
             self._attention_function = function
         return self._attention_function(encoder_token_ids, decoder_token_ids)
 
@@ -144,10 +152,34 @@ class Translator:
         model = load_model(path)
         return cls(model, SubwordTokenizer.load(directory), **kwargs)
 
+    # --- options ---
+
+    def decode_options(self, options=None, **overrides):
+        """The `DecodeOptions` of a call: ``options`` (default: the paper's,
+        with this translator's ``max_source_length``) with ``overrides``.
+
+        Accepts the old keyword ``min_output_length`` for ``min_length``.
+        Raises `ValueError` naming a bad or unknown option.
+        """
+        if "min_output_length" in overrides:
+            overrides["min_length"] = overrides.pop("min_output_length")
+        if options is None:
+            options = DecodeOptions(max_source_length=self.max_source_length)
+        elif not isinstance(options, DecodeOptions):
+            raise ValueError(
+                "options must be a DecodeOptions. Received: "
+                f"options={type(options).__name__}"
+            )
+        return options.replace(**overrides) if overrides else options
+
     # --- token level ---
 
     def _source_ids(self, token_ids):
-        """Appends EOS and truncates; returns (list of lists, count truncated)."""
+        """Appends EOS and truncates; returns (list of lists, count truncated).
+
+        (For callers that feed `Generator` EOS-terminated ids; `generate`
+        prepares sources with `prepare_sources` inside the compiled graph.)
+        """
         sources, truncated = [], 0
         for ids in token_ids:
             ids = [int(i) for i in ids]
@@ -157,24 +189,45 @@ class Translator:
             sources.append(ids + [EOS_ID])
         return sources, truncated
 
+    def _check_sources(self, token_ids, max_source_length):
+        """Source ids as lists, their lengths after truncation (EOS excluded)."""
+        token_ids = [[int(i) for i in ids] for ids in token_ids]
+        keep = source_limit(max_source_length, self.max_positions) - 1
+        truncated = sum(len(ids) > keep for ids in token_ids)
+        if truncated:
+            warnings.warn(
+                f"{truncated} source(s) longer than max_source_length="
+                f"{keep + 1} tokens were truncated (EOS kept).",
+                stacklevel=4,
+            )
+        if token_ids and any(token_ids):
+            validate_token_ids(
+                np.concatenate([np.asarray(ids, np.int64) for ids in token_ids]),
+                self.model.source_vocabulary_size,
+                name="source token ids",
+            )
+        return token_ids, [min(len(ids), keep) for ids in token_ids]
+
     def generate(
         self,
         token_ids,
-        beam_size=4,
-        alpha=0.6,
-        max_extra_length=50,
-        num_return=1,
+        options=None,
         batch_size=None,
-        min_output_length=0,
         max_output_lengths=None,
+        target_prefix_ids=None,
         progress_bar=None,
+        **option_overrides,
     ):
         """Translates token ids (without EOS); the level below `translate`.
 
         Args:
             token_ids: list of lists of int, source ids without BOS/EOS.
-            beam_size, alpha, max_extra_length, num_return, batch_size,
-            min_output_length, max_output_lengths: see `translate`.
+            options: a `DecodeOptions`; ``option_overrides`` (``beam_size=``,
+                ``alpha=``, ``num_return=``, ``sampling=``, ...) replace its
+                fields. See `translate`.
+            batch_size, max_output_lengths: see `translate`.
+            target_prefix_ids: optional list (one per source) of lists of
+                int: forced output prefixes (no EOS).
             progress_bar: optional `keras.utils.Progbar` advanced per batch.
 
         Returns:
@@ -182,90 +235,75 @@ class Translator:
             token-id lists (EOS included) and a float array ``(num_return,)``.
 
         Raises:
-            ValueError: an id is outside the model's source vocabulary.
+            ValueError: an id is outside the model's source vocabulary, a bad
+                option, or a prefix that leaves no room for EOS.
         """
-        if not isinstance(beam_size, int) or beam_size < 1:
-            raise ValueError(
-                f"beam_size must be a positive int. Received: beam_size={beam_size!r}"
-            )
-        if not isinstance(num_return, int) or not 1 <= num_return <= beam_size:
-            raise ValueError(
-                "num_return must be an int in [1, beam_size]. Received: "
-                f"num_return={num_return!r}, beam_size={beam_size}"
-            )
-        if alpha < 0:
-            raise ValueError(f"alpha must be >= 0. Received: alpha={alpha!r}")
-        if not isinstance(max_extra_length, int) or max_extra_length < 1:
-            raise ValueError(
-                "max_extra_length must be a positive int. "
-                f"Received: max_extra_length={max_extra_length!r}"
-            )
+        options = self.decode_options(options, **option_overrides)
         batch_size = batch_size or self.batch_size
-        sources, truncated = self._source_ids(token_ids)
-        if truncated:
-            warnings.warn(
-                f"{truncated} source(s) longer than max_source_length="
-                f"{self.max_source_length} tokens were truncated (EOS kept).",
-                stacklevel=3,
-            )
-        if sources:
-            validate_token_ids(
-                np.concatenate([np.asarray(s, np.int64) for s in sources]),
-                self.model.source_vocabulary_size,
-                name="source token ids",
-            )
-        limits = [len(s) - 1 + max_extra_length for s in sources]
-        if max_output_lengths is not None:
-            if len(max_output_lengths) != len(sources):
-                raise ValueError(
-                    "max_output_lengths needs one length per sentence. "
-                    f"Received {len(max_output_lengths)} for {len(sources)}"
-                )
-            limits = [
-                min(limit, max(1, int(cap)))
-                for limit, cap in zip(limits, max_output_lengths)
-            ]
+        token_ids, lengths = self._check_sources(token_ids, options.max_source_length)
+        limits = [n + options.max_extra_length for n in lengths]
         if self.max_positions is not None:
             limits = [min(limit, self.max_positions) for limit in limits]
+        caps = None
+        if max_output_lengths is not None:
+            if len(max_output_lengths) != len(token_ids):
+                raise ValueError(
+                    "max_output_lengths needs one length per sentence. "
+                    f"Received {len(max_output_lengths)} for {len(token_ids)}"
+                )
+            caps = [max(1, int(cap)) for cap in max_output_lengths]
+            limits = [min(limit, cap) for limit, cap in zip(limits, caps)]
+        prefixes = self._check_prefixes(target_prefix_ids, limits)
+        seed = options.seed
+        if options.sampling and seed is None:
+            seed = int(np.random.randint(0, 2**31 - 1))
 
         # Longest first (output limit, then source length): batches hold
         # sentences of similar lengths, and the largest shapes come first.
-        order = sorted(
-            range(len(sources)), key=lambda i: (-limits[i], -len(sources[i]))
-        )
-        hypotheses = [None] * len(sources)
-        scores = [None] * len(sources)
+        order = sorted(range(len(token_ids)), key=lambda i: (-limits[i], -lengths[i]))
+        hypotheses = [None] * len(token_ids)
+        scores = [None] * len(token_ids)
+        static = (options.beam_size, options.num_return, options.search)
         for start in range(0, len(order), batch_size):
             rows = order[start : start + batch_size]
             # Every batch has batch_size rows when there are enough inputs,
             # else a power of two: few distinct shapes to compile.
             batch = batch_size
-            if len(sources) < batch_size:
+            if len(token_ids) < batch_size:
                 batch = _batch_bucket(len(rows), batch_size)
             source_length, max_length = self._padded_shape(
-                (beam_size, num_return),
+                static,
                 batch,
-                max(len(sources[i]) for i in rows),
+                max(lengths[i] for i in rows) + 1,
                 max(limits[i] for i in rows),
-                max_extra_length,
-                capped=max_output_lengths is not None,
+                options.max_extra_length,
+                capped=caps is not None,
             )
-            encoder_ids = np.full((batch, source_length), PAD_ID, np.int32)
-            # Padding rows: an empty source that must stop after one token.
-            encoder_ids[:, 0] = EOS_ID
-            max_lengths = np.ones((batch,), np.int32)
+            # Raw ids (no EOS): `prepare_sources` runs inside the compiled
+            # function, as in the SavedModel. Padding rows: an empty source
+            # that must stop after one token.
+            raw = np.full((batch, source_length - 1), PAD_ID, np.int32)
+            row_caps = np.ones((batch,), np.int32)
+            row_ids = np.zeros((batch,), np.int32)
+            width = max([1] + [len(prefixes[i]) for i in rows])
+            prefix_ids = np.zeros((batch, width), np.int32)
+            prefix_lengths = np.zeros((batch,), np.int32)
             for row, i in enumerate(rows):
-                encoder_ids[row] = PAD_ID
-                encoder_ids[row, : len(sources[i])] = sources[i]
-                max_lengths[row] = limits[i]
-            sequences, batch_scores = self.generator(
-                encoder_ids,
-                max_lengths,
-                max_length=max_length,
-                beam_size=beam_size,
-                alpha=alpha,
-                num_return=num_return,
-                min_length=min_output_length,
+                raw[row, : lengths[i]] = token_ids[i][: lengths[i]]
+                row_caps[row] = limits[i]
+                row_ids[row] = i
+                prefix_ids[row, : len(prefixes[i])] = prefixes[i]
+                prefix_lengths[row] = len(prefixes[i])
+            sequences, batch_scores = self.generator.decode(
+                raw,
+                options,
+                max_length,
+                output_caps=row_caps,
+                max_positions=self.max_positions,
+                row_ids=row_ids,
+                prefix_ids=prefix_ids,
+                prefix_lengths=prefix_lengths,
+                seed=seed or 0,
             )
             for row, i in enumerate(rows):
                 hypotheses[i] = [_until_eos(s) for s in sequences[row]]
@@ -274,15 +312,40 @@ class Translator:
                 progress_bar.add(len(rows))
         return hypotheses, scores
 
+    def _check_prefixes(self, target_prefix_ids, limits):
+        if target_prefix_ids is None:
+            return [[] for _ in limits]
+        prefixes = [[int(t) for t in ids] for ids in target_prefix_ids]
+        if len(prefixes) != len(limits):
+            raise ValueError(
+                "target_prefix needs one prefix per sentence. Received "
+                f"{len(prefixes)} prefixes for {len(limits)} sentences."
+            )
+        for i, (prefix, limit) in enumerate(zip(prefixes, limits)):
+            if len(prefix) + 1 > limit:
+                raise ValueError(
+                    f"target_prefix of sentence {i} has {len(prefix)} tokens "
+                    f"but its output holds at most {limit} tokens, EOS "
+                    "included (raise max_extra_length or shorten the prefix)."
+                )
+        if any(prefixes):
+            validate_token_ids(
+                np.concatenate([np.asarray(p, np.int64) for p in prefixes]),
+                self.model.vocabulary_size,
+                name="target_prefix token ids",
+            )
+        return prefixes
+
     def _padded_shape(
         self, config, batch, source_length, max_limit, max_extra_length, capped
     ):
         """``(source_length, max_length)`` of a batch, rounded to buckets.
 
-        The output buffer follows the source bucket (source bucket - 1 +
-        ``max_extra_length``), unless explicit caps make it shorter. Where
-        every new shape costs a compilation (JAX, XLA), a shape already
-        compiled that is at most one bucket longer in each length is reused.
+        ``source_length`` counts EOS. The output buffer follows the source
+        bucket (source bucket - 1 + ``max_extra_length``), unless explicit
+        caps make it shorter. Where every new shape costs a compilation
+        (JAX, XLA), a shape already compiled that is at most one bucket
+        longer in each length is reused.
         """
         bucket = self.length_bucket
         source_length = _round_up(source_length, bucket)
@@ -291,6 +354,7 @@ class Translator:
             max_length = min(max_length, _round_up(max_limit, bucket))
         if self.max_positions is not None:
             max_length = min(max_length, self.max_positions)
+        max_length = max(max_length, max_limit)
         if not self.generator.compiles_per_shape:
             return source_length, max_length
         shapes = self._compiled_shapes.setdefault(config, set())
@@ -306,36 +370,162 @@ class Translator:
         shapes.add((batch, source_length, max_length))
         return source_length, max_length
 
+    # --- forced decoding (scores, alignments) ---
+
+    def _forced(self, kind, source_ids, target_ids, max_source_length, layer=-1):
+        """Compiled `token_log_probs` / `alignments` on raw sources (no EOS)
+        and EOS-terminated targets, sources prepared by `prepare_sources`."""
+        key = (kind, max_source_length, layer)
+        if key not in self._forced_functions:
+            model, positions = self.model, self.max_positions
+
+            def function(token_ids, targets):
+                encoder_ids, _ = prepare_sources(token_ids, max_source_length, 1, positions)
+                if kind == "scores":
+                    return token_log_probs(model, encoder_ids, targets)
+                return alignments(model, encoder_ids, targets, layer=layer)
+
+            signature = None
+            if keras.config.backend() == "tensorflow":
+                import tensorflow as tf
+
+                signature = [tf.TensorSpec([None, None], tf.int32)] * 2
+            self._forced_functions[key] = compile_for_backend(model, function, signature)
+        result = self._forced_functions[key](
+            keras.ops.convert_to_tensor(np.asarray(source_ids, np.int32)),
+            keras.ops.convert_to_tensor(np.asarray(target_ids, np.int32)),
+        )
+        return keras.ops.convert_to_numpy(result)
+
+    def _forced_batches(self, kind, source_ids, target_ids, max_source_length, layer=-1):
+        """Per pair, the forced pass's row over the target (EOS included),
+        batched by length like `generate`."""
+        keep = source_limit(max_source_length, self.max_positions) - 1
+        order = sorted(
+            range(len(source_ids)),
+            key=lambda i: (-len(target_ids[i]), -len(source_ids[i])),
+        )
+        bucket = self.length_bucket
+        results = [None] * len(source_ids)
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            batch = self.batch_size
+            if len(source_ids) < self.batch_size:
+                batch = _batch_bucket(len(rows), self.batch_size)
+            source_length = _round_up(max(min(len(source_ids[i]), keep) for i in rows) + 1, bucket)
+            target_length = _round_up(max(len(target_ids[i]) for i in rows), bucket)
+            if self.max_positions is not None:
+                target_length = min(target_length, self.max_positions)
+            sources = np.full((batch, source_length - 1), PAD_ID, np.int32)
+            targets = np.full((batch, target_length), PAD_ID, np.int32)
+            targets[:, 0] = EOS_ID  # padding rows: an EOS-only target
+            for row, i in enumerate(rows):
+                ids = source_ids[i][:keep]
+                sources[row, : len(ids)] = ids
+                targets[row] = PAD_ID
+                targets[row, : len(target_ids[i])] = target_ids[i]
+            values = self._forced(kind, sources, targets, max_source_length, layer)
+            for row, i in enumerate(rows):
+                results[i] = values[row, : len(target_ids[i])]
+        return results
+
+    def score_token_ids(self, source_ids, target_ids, return_token_scores=False):
+        """`score` on token ids (no EOS; EOS is appended to both)."""
+        if len(source_ids) != len(target_ids):
+            raise ValueError(
+                "score needs one target per source. Received: "
+                f"{len(source_ids)} sources and {len(target_ids)} targets"
+            )
+        source_ids, _ = self._check_sources(source_ids, self.max_source_length)
+        target_ids = [[int(t) for t in ids] + [EOS_ID] for ids in target_ids]
+        validate_token_ids(
+            np.concatenate([np.asarray(t, np.int64) for t in target_ids] + [np.zeros(0, np.int64)]),
+            self.model.vocabulary_size,
+            name="target token ids",
+        )
+        if self.max_positions is not None:
+            for i, ids in enumerate(target_ids):
+                if len(ids) > self.max_positions:
+                    raise ValueError(
+                        f"targets[{i}] has {len(ids)} tokens (EOS included); "
+                        f"the model has {self.max_positions} learned positions."
+                    )
+        token_scores = self._forced_batches(
+            "scores", source_ids, target_ids, self.max_source_length
+        )
+        totals = [float(np.sum(row, dtype=np.float64)) for row in token_scores]
+        if return_token_scores:
+            return totals, [[float(v) for v in row] for row in token_scores]
+        return totals
+
+    def score(self, sources, targets, return_token_scores=False):
+        """Forced decoding: the model's log-probability of given translations.
+
+        Args:
+            sources: list of str.
+            targets: list of str, one per source.
+            return_token_scores: bool. Also return, per pair, the
+                log-probability of each target token (EOS included).
+
+        Returns:
+            A list of float: each pair's total log P(target | source), EOS
+            included, without length penalty (with ``alpha=0`` this is the
+            score a search reports for that output). With
+            ``return_token_scores``, ``(totals, token_scores)``.
+        """
+        for name, value in (("sources", sources), ("targets", targets)):
+            if isinstance(value, str):
+                raise ValueError(f"{name} must be a list of str, not a single str.")
+        sources, targets = list(sources), list(targets)
+        if len(sources) != len(targets):
+            raise ValueError(
+                "score needs one target per source. Received: "
+                f"{len(sources)} sources and {len(targets)} targets"
+            )
+        return self.score_token_ids(
+            self.tokenizer.encode(sources),
+            self.tokenizer.encode(targets),
+            return_token_scores=return_token_scores,
+        )
+
     # --- text level ---
 
     def translate(
         self,
         sentences,
-        beam_size=4,
-        alpha=0.6,
-        max_extra_length=50,
+        options=None,
         batch_size=None,
-        num_return=1,
         return_scores=False,
-        min_output_length=0,
+        return_alignments=False,
+        alignment_layer=-1,
+        target_prefix=None,
         max_output_lengths=None,
         verbose="auto",
+        **option_overrides,
     ):
         """Translates a list of strings.
 
         Args:
             sentences: list of str.
-            beam_size: int. 1 is greedy search. Defaults to 4.
-            alpha: float >= 0. Length-penalty exponent. Defaults to 0.6.
-            max_extra_length: int. Output length limit (EOS included) is the
-                source length (tokens, EOS excluded) plus this. Defaults to 50.
+            options: a `DecodeOptions` (defaults: the paper's beam 4, alpha
+                0.6, output limit source length + 50). Keyword arguments
+                named like its fields replace them, e.g. ``beam_size=1``
+                (greedy), ``num_return=3`` (n-best), ``sampling=True,
+                top_p=0.9, seed=7`` (see `DecodeOptions`);
+                ``min_output_length`` is accepted for ``min_length``.
             batch_size: int. Defaults to the translator's.
-            num_return: int <= beam_size. Hypotheses per sentence; > 1 returns
-                a list of lists, best first. Defaults to 1.
             return_scores: bool. Also return the scores (log-probability of
                 the hypothesis, EOS included, divided by the length penalty
                 ``((5 + |Y|) / 6) ** alpha``).
-            min_output_length: int. EOS is forbidden before this many tokens.
+            return_alignments: bool. Also return, for each output token (EOS
+                included), the index of the source token (EOS included) that
+                the cross-attention of decoder layer ``alignment_layer``,
+                averaged over heads, weighs most (as fairseq's
+                ``--print-alignment``).
+            alignment_layer: int. Defaults to the last layer.
+            target_prefix: optional list of str, one per sentence: each
+                output starts with that text's tokens ("" for none), then
+                the search continues. Prefix tokens count in the score.
             max_output_lengths: optional list of int, one cap per sentence
                 (tighter than ``max_extra_length``), e.g. for benchmarks of
                 untrained models.
@@ -343,33 +533,78 @@ class Translator:
                 False.
 
         Returns:
-            A list of str (or of lists of str with ``num_return > 1``), and
-            with ``return_scores`` a list of float (or lists of float).
+            A list of str (or of lists of str with ``num_return > 1``); with
+            ``return_scores`` and/or ``return_alignments`` a tuple
+            ``(texts, scores, alignments)`` of what was asked for, in that
+            order, each shaped like the texts.
         """
         if isinstance(sentences, str):
             raise TypeError("translate expects a list of str, not a single str.")
         sentences = list(sentences)
+        options = self.decode_options(options, **option_overrides)
+        if not isinstance(alignment_layer, int) or not (
+            -self.model.num_layers <= alignment_layer < self.model.num_layers
+        ):
+            raise ValueError(
+                f"alignment_layer must be an int in [-{self.model.num_layers}, "
+                f"{self.model.num_layers}). Received: alignment_layer={alignment_layer!r}"
+            )
+        prefix_ids = None
+        if target_prefix is not None:
+            if isinstance(target_prefix, str):
+                raise ValueError(
+                    "target_prefix must be a list of str (one per sentence), "
+                    "not a single str."
+                )
+            target_prefix = list(target_prefix)
+            if len(target_prefix) != len(sentences):
+                raise ValueError(
+                    "target_prefix needs one prefix per sentence. Received "
+                    f"{len(target_prefix)} prefixes for {len(sentences)} sentences."
+                )
+            prefix_ids = self.tokenizer.encode(target_prefix) if sentences else []
         batch_size = batch_size or self.batch_size
         if verbose == "auto":
             verbose = len(sentences) > 4 * batch_size
         progress_bar = keras.utils.Progbar(len(sentences)) if verbose else None
+        source_ids = self.tokenizer.encode(sentences) if sentences else []
         hypotheses, scores = self.generate(
-            self.tokenizer.encode(sentences),
-            beam_size=beam_size,
-            alpha=alpha,
-            max_extra_length=max_extra_length,
-            num_return=num_return,
+            source_ids,
+            options,
             batch_size=batch_size,
-            min_output_length=min_output_length,
             max_output_lengths=max_output_lengths,
+            target_prefix_ids=prefix_ids,
             progress_bar=progress_bar,
         )
         texts = [self._detokenize(h) for h in hypotheses]
         scores = [[float(s) for s in row] for row in scores]
-        if num_return == 1:
+        aligned = None
+        if return_alignments:
+            k = options.num_return
+            flat = self._forced_batches(
+                "alignments",
+                [ids for ids in source_ids for _ in range(k)],
+                [h for row in hypotheses for h in row],
+                options.max_source_length,
+                layer=alignment_layer,
+            )
+            aligned = [
+                [[int(v) for v in flat[i * k + j]] for j in range(k)]
+                for i in range(len(hypotheses))
+            ]
+        if options.num_return == 1:
             texts = [t[0] for t in texts]
             scores = [s[0] for s in scores]
-        return (texts, scores) if return_scores else texts
+            if aligned is not None:
+                aligned = [a[0] for a in aligned]
+        if not (return_scores or return_alignments):
+            return texts
+        result = [texts]
+        if return_scores:
+            result.append(scores)
+        if return_alignments:
+            result.append(aligned)
+        return tuple(result)
 
     def _detokenize(self, sequences):
         # A model may have more output ids than the tokenizer has pieces

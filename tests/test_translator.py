@@ -202,3 +202,149 @@ def test_progress_bar_and_argument_errors(translator, capsys):
         translator.translate(["girl"], beam_size=2, num_return=3)
     with pytest.raises(ValueError, match="batch_size"):
         Translator(translator.model, translator.tokenizer, batch_size=0)
+
+
+# --- issue #13: one DecodeOptions path, sampling, scoring, prefixes, alignments ---
+
+_SENTENCES = ["two dogs play", "a big red house near the snow", "girl", "men run"]
+
+
+def test_decode_options_object_equals_keyword_arguments(translator):
+    from keras_transformer.decoding import DecodeOptions
+
+    options = DecodeOptions(beam_size=2, alpha=0.0, max_extra_length=6)
+    assert translator.translate(_SENTENCES, options) == translator.translate(
+        _SENTENCES, beam_size=2, alpha=0.0, max_extra_length=6
+    )
+    # Keyword arguments override the options object.
+    assert translator.translate(_SENTENCES, options, beam_size=1) == (
+        translator.translate(_SENTENCES, beam_size=1, max_extra_length=6)
+    )
+
+
+def test_sampling_with_top_k_1_or_tiny_temperature_is_greedy(translator):
+    greedy = translator.generate(
+        translator.tokenizer.encode(_SENTENCES), beam_size=1, max_extra_length=6
+    )
+    for options in (dict(top_k=1), dict(temperature=1e-4), dict(top_k=1, top_p=0.5)):
+        sampled = translator.generate(
+            translator.tokenizer.encode(_SENTENCES),
+            beam_size=1, sampling=True, seed=3, max_extra_length=6, **options,
+        )
+        assert sampled[0] == greedy[0], options
+        np.testing.assert_allclose(
+            np.stack(sampled[1]), np.stack(greedy[1]), rtol=1e-4, err_msg=str(options)
+        )
+
+
+def test_seed_reproduces_samples_independently_of_the_batch(translator):
+    kwargs = dict(beam_size=1, sampling=True, num_return=3, max_extra_length=8)
+    ids = translator.tokenizer.encode(_SENTENCES)
+    first, first_scores = translator.generate(ids, seed=5, **kwargs)
+    again, again_scores = translator.generate(ids, seed=5, **kwargs)
+    other, _ = translator.generate(ids, seed=6, **kwargs)
+    assert first == again
+    np.testing.assert_allclose(np.stack(first_scores), np.stack(again_scores), rtol=1e-5)
+    assert other != first
+    assert [len(row) for row in first] == [3] * 4
+    # Samples of one sentence differ from each other (a random model is
+    # close to uniform over 60 ids).
+    assert len({tuple(h) for h in first[1]}) > 1
+    # Sentence 0 alone (a batch of one, another shape) samples the same.
+    alone, _ = translator.generate(ids[:1], seed=5, **kwargs)
+    assert alone[0] == first[0]
+
+
+def test_score_equals_the_beam_score_of_its_output(translator):
+    ids = translator.tokenizer.encode(_SENTENCES)
+    hypotheses, scores = translator.generate(
+        ids, beam_size=3, num_return=2, alpha=0.0, max_extra_length=6
+    )
+    sources = [s for s in ids for _ in range(2)]
+    targets = [h[:-1] for row in hypotheses for h in row]  # EOS re-appended
+    totals, token_scores = translator.score_token_ids(
+        sources, targets, return_token_scores=True
+    )
+    np.testing.assert_allclose(
+        totals, np.concatenate(scores).astype("float64"), rtol=1e-4, atol=1e-4
+    )
+    assert [len(t) for t in token_scores] == [len(h) for row in hypotheses for h in row]
+    np.testing.assert_allclose([sum(t) for t in token_scores], totals, rtol=1e-5)
+    # The text level tokenizes and calls the same function.
+    texts = ["zwei hunde", "ein rotes haus", "", "x"]
+    assert translator.score(_SENTENCES, texts) == pytest.approx(
+        translator.score_token_ids(ids, translator.tokenizer.encode(texts)), rel=1e-5
+    )
+
+
+@pytest.mark.parametrize(
+    "search", [dict(beam_size=1), dict(beam_size=3), dict(beam_size=1, sampling=True, seed=1)]
+)
+def test_target_prefixes_are_honoured(translator, search):
+    prefixes = ["red blue house", "", "snow", "the big small girl run"]
+    prefix_ids = translator.tokenizer.encode(prefixes)
+    assert len({len(p) for p in prefix_ids}) > 2  # lengths differ in the batch
+    hypotheses, scores = translator.generate(
+        translator.tokenizer.encode(_SENTENCES),
+        target_prefix_ids=prefix_ids, max_extra_length=10, alpha=0.0, **search,
+    )
+    for (hypothesis,), prefix in zip(hypotheses, prefix_ids):
+        assert hypothesis[: len(prefix)] == prefix
+        assert hypothesis[-1] == EOS_ID
+    # The prefix tokens count in the score: it is the forced pass's total.
+    totals = translator.score_token_ids(
+        translator.tokenizer.encode(_SENTENCES), [h[0][:-1] for h in hypotheses]
+    )
+    np.testing.assert_allclose(totals, [s[0] for s in scores], rtol=1e-4, atol=1e-4)
+    texts = translator.translate(
+        _SENTENCES, target_prefix=prefixes, max_extra_length=10, **search
+    )
+    for text, prefix in zip(texts, prefixes):
+        assert text.startswith(prefix)
+
+
+def test_alignments_index_the_source_tokens(translator):
+    texts, scores, aligned = translator.translate(
+        _SENTENCES, beam_size=2, num_return=2, max_extra_length=6,
+        return_scores=True, return_alignments=True,
+    )
+    hypotheses, _ = translator.generate(
+        translator.tokenizer.encode(_SENTENCES), beam_size=2, num_return=2, max_extra_length=6
+    )
+    for source, row, hypothesis_row in zip(
+        translator.tokenizer.encode(_SENTENCES), aligned, hypotheses
+    ):
+        for alignment, hypothesis in zip(row, hypothesis_row):
+            assert len(alignment) == len(hypothesis)
+            assert all(0 <= a <= len(source) for a in alignment)  # EOS included
+    single = translator.translate(
+        _SENTENCES[:1], max_extra_length=6, return_alignments=True, alignment_layer=0
+    )
+    assert len(single) == 2 and isinstance(single[1][0][0], int)
+
+
+def test_bad_decode_arguments_raise_before_compiling(translator):
+    count = translator.generator.trace_count
+    bad = [
+        (dict(beam_size=2, num_return=3), "num_return"),
+        (dict(sampling=True, beam_size=1, top_p=0.0), "top_p"),
+        (dict(sampling=True, beam_size=1, top_p=1.5), "top_p"),
+        (dict(sampling=True, beam_size=1, temperature=0.0), "temperature"),
+        (dict(sampling=True, beam_size=1, top_k=0), "top_k"),
+        (dict(sampling=True, beam_size=4), "beam_size"),
+        (dict(top_k=5), "sampling=True"),
+        (dict(beam_sizes=4), "Unknown decode option"),
+        (dict(target_prefix=["two"] * 3), "target_prefix"),
+        (dict(target_prefix="two"), "target_prefix"),
+        (dict(target_prefix=["red blue house near"] + [""] * 3, max_extra_length=2),
+         "target_prefix of sentence 0"),
+        (dict(alignment_layer=5), "alignment_layer"),
+    ]
+    for kwargs, message in bad:
+        with pytest.raises(ValueError, match=message):
+            translator.translate(_SENTENCES, **kwargs)
+    with pytest.raises(ValueError, match="one target per source"):
+        translator.score(_SENTENCES, _SENTENCES[:2])
+    with pytest.raises(ValueError, match="quantize"):
+        Translator(translator.model, translator.tokenizer, quantize="int4")
+    assert translator.generator.trace_count == count

@@ -1,34 +1,36 @@
-"""Decoding: model-agnostic greedy and beam search, and their compiled use
-with a `Transformer` (incremental decoding with key/value caches)."""
+"""Decoding: model-agnostic greedy/beam search and sampling, their compiled
+use with a `Transformer` (incremental decoding with key/value caches), forced
+decoding (scores, alignments) and the options that drive them.
+
+The helpers behind these (cache reordering, uncached decoding, the source
+preparation used by the SavedModel) live in the submodules: `search`,
+`compile`, `sampling`, `forced`, `sources`, `options`.
+"""
 
 from keras_transformer.decoding.compile import Generator
-from keras_transformer.decoding.compile import cached_tokens_to_logits
+from keras_transformer.decoding.compile import compile_for_backend
 from keras_transformer.decoding.compile import compiled_decode
 from keras_transformer.decoding.compile import generate
-from keras_transformer.decoding.compile import jax_stateless_jit
-from keras_transformer.decoding.compile import reorder_transformer_cache
-from keras_transformer.decoding.compile import reorder_uncached_cache
-from keras_transformer.decoding.compile import uncached_initial_cache
-from keras_transformer.decoding.compile import uncached_tokens_to_logits
-from keras_transformer.decoding.search import NEG_INF
+from keras_transformer.decoding.forced import alignments
+from keras_transformer.decoding.forced import token_log_probs
+from keras_transformer.decoding.options import DecodeOptions
+from keras_transformer.decoding.sampling import sample_tokens
 from keras_transformer.decoding.search import beam_search
-from keras_transformer.decoding.search import gather_cache
 from keras_transformer.decoding.search import greedy_search
 from keras_transformer.decoding.search import length_penalty
+from keras_transformer.decoding.sources import prepare_sources
 
 __all__ = [
+    "DecodeOptions",
     "Generator",
-    "NEG_INF",
+    "alignments",
     "beam_search",
-    "cached_tokens_to_logits",
+    "compile_for_backend",
     "compiled_decode",
-    "gather_cache",
     "generate",
     "greedy_search",
-    "jax_stateless_jit",
     "length_penalty",
-    "reorder_transformer_cache",
-    "reorder_uncached_cache",
-    "uncached_initial_cache",
-    "uncached_tokens_to_logits",
+    "prepare_sources",
+    "sample_tokens",
+    "token_log_probs",
 ]

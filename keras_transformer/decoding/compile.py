@@ -35,6 +35,7 @@ decoding interface (`Transformer.encode`, `build_cache`, `decode_step`,
   maximum lengths are runtime values.
 """
 
+import collections
 import itertools
 
 import keras
@@ -136,22 +137,41 @@ def generate(
     decode_fn=None,
     prefix_multiple=None,
     search="auto",
+    prefix_ids=None,
+    prefix_lengths=None,
+    sampling=None,
 ):
     """Encodes a batch and searches; all in `keras.ops` (not compiled here).
 
-    ``search``: "beam", "greedy" (needs ``beam_size=1``) or "auto" (greedy
-    for ``beam_size=1``, beam otherwise). Returns ``(sequences, scores)``:
-    int32 ``(batch, num_return, max_length)`` and float32
+    ``search``: "beam", "greedy" (needs ``beam_size=1``), "sample" or "auto"
+    (greedy for ``beam_size=1``, beam otherwise). Returns ``(sequences,
+    scores)``: int32 ``(batch, num_return, max_length)`` and float32
     ``(batch, num_return)``, as `beam_search` does. ``decode_fn`` and
-    ``prefix_multiple`` go to `uncached_tokens_to_logits`.
+    ``prefix_multiple`` go to `uncached_tokens_to_logits`;
+    ``prefix_ids``/``prefix_lengths`` force prefixes (see `search.py`).
+
+    ``sampling`` (for ``search="sample"``) is a dict with ``seed`` (int
+    scalar), ``row_ids`` (int ``(batch,)``, a sentence id that does not
+    depend on its batch), ``temperature``, ``top_k`` and ``top_p`` (Python
+    values). Each batch element then gets ``num_return`` independent samples
+    (in sample order, not sorted), drawn with `sample_tokens` whose row id
+    is ``row_ids[b] * num_return + j``: a sentence's samples do not depend on
+    the batch it is in.
     """
-    if search not in ("auto", "beam", "greedy"):
+    if search not in ("auto", "beam", "greedy", "sample"):
         raise ValueError(
-            f"search must be 'auto', 'beam' or 'greedy'. Received: search={search!r}"
+            "search must be 'auto', 'beam', 'greedy' or 'sample'. "
+            f"Received: search={search!r}"
         )
-    if search == "greedy" and beam_size != 1:
+    if search in ("greedy", "sample") and beam_size != 1:
         raise ValueError(
-            f"Greedy search has no beams. Received: beam_size={beam_size}"
+            f"{search.capitalize()} search has no beams. Received: beam_size={beam_size}"
+        )
+    if search == "sample":
+        return _sample(
+            model, encoder_token_ids, max_lengths, alpha, min_length, max_length,
+            num_return, use_cache, python_loop, decode_fn, prefix_multiple,
+            prefix_ids, prefix_lengths, sampling,
         )
     encoder_output, encoder_padding_mask = model.encode(encoder_token_ids)
     if use_cache:
@@ -175,6 +195,8 @@ def generate(
             min_length=min_length,
             alpha=alpha,
             python_loop=python_loop,
+            prefix_ids=prefix_ids,
+            prefix_lengths=prefix_lengths,
         )
         return sequences[:, None], scores[:, None]
     return beam_search(
@@ -188,7 +210,101 @@ def generate(
         min_length=min_length,
         reorder_cache=reorder,
         python_loop=python_loop,
+        prefix_ids=prefix_ids,
+        prefix_lengths=prefix_lengths,
     )
+
+
+def _sample(
+    model, encoder_token_ids, max_lengths, alpha, min_length, max_length,
+    num_return, use_cache, python_loop, decode_fn, prefix_multiple,
+    prefix_ids, prefix_lengths, sampling,
+):
+    """`generate`'s sampling: ``num_return`` rows per sentence, then greedy
+    search with `sample_tokens` choosing each token."""
+    from keras_transformer.decoding.sampling import sample_tokens
+
+    k = num_return
+    repeat = lambda x: ops.repeat(x, k, axis=0)  # noqa: E731
+    row_ids = ops.cast(sampling["row_ids"], "int32")
+    sample_rows = ops.reshape(
+        row_ids[:, None] * k + ops.arange(k, dtype="int32")[None, :], (-1,)
+    )
+
+    def choose_token(selectable, index):
+        return sample_tokens(
+            selectable,
+            sampling["seed"],
+            index,
+            sample_rows,
+            temperature=sampling.get("temperature", 1.0),
+            top_k=sampling.get("top_k"),
+            top_p=sampling.get("top_p", 1.0),
+        )
+
+    encoder_output, encoder_padding_mask = model.encode(repeat(encoder_token_ids))
+    if use_cache:
+        cache = model.build_cache(encoder_output, encoder_padding_mask, max_length)
+        tokens_to_logits = cached_tokens_to_logits(model)
+    else:
+        cache = uncached_initial_cache(encoder_output, encoder_padding_mask, max_length)
+        tokens_to_logits = uncached_tokens_to_logits(
+            model, decode_fn=decode_fn, prefix_multiple=prefix_multiple
+        )
+    sequences, scores = greedy_search(
+        tokens_to_logits,
+        cache,
+        max_length,
+        max_lengths=repeat(ops.cast(max_lengths, "int32")),
+        min_length=min_length,
+        alpha=alpha,
+        python_loop=python_loop,
+        prefix_ids=None if prefix_ids is None else repeat(prefix_ids),
+        prefix_lengths=None if prefix_lengths is None else repeat(prefix_lengths),
+        choose_token=choose_token,
+    )
+    batch = ops.shape(encoder_token_ids)[0]
+    return (
+        ops.reshape(sequences, (batch, k, -1)),
+        ops.reshape(scores, (batch, k)),
+    )
+
+
+def compile_for_backend(model, function, tf_input_signature=None, jit_compile=False):
+    """``function(*tensors)`` compiled for the current Keras backend.
+
+    The one place that knows how each backend compiles a decode function:
+
+    - JAX: `jax_stateless_jit` (the model's variables are inputs; one
+      compilation per input shape).
+    - TensorFlow: ``tf.function`` with ``tf_input_signature`` (``None``
+      dimensions: one trace for every shape) and XLA when ``jit_compile``.
+    - torch: eager under ``torch.no_grad()``.
+
+    Args:
+        model: the `Transformer` whose variables ``function`` reads.
+        function: a function of tensors, written in `keras.ops`.
+        tf_input_signature: list of ``tf.TensorSpec`` (TensorFlow only).
+        jit_compile: bool. XLA on TensorFlow.
+    """
+    backend = keras.config.backend()
+    if backend == "jax":
+        return jax_stateless_jit(model, function)
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return tf.function(
+            function, input_signature=tf_input_signature, jit_compile=jit_compile
+        )
+    if backend == "torch":
+        import torch
+
+        def no_grad(*args):
+            with torch.no_grad():
+                return function(*args)
+
+        return no_grad
+    return function
 
 
 def jax_stateless_jit(model, function):
@@ -227,29 +343,126 @@ def compiled_decode(model):
     a ``tf.function`` with ``None`` dimensions (one trace); torch: eager
     under ``torch.no_grad()``.
     """
-    backend = keras.config.backend()
-    if backend == "jax":
-        return jax_stateless_jit(model, model.decode)
-    if backend == "tensorflow":
+    signature = None
+    if keras.config.backend() == "tensorflow":
         import tensorflow as tf
 
-        return tf.function(
-            model.decode,
-            input_signature=[
-                tf.TensorSpec([None, None], tf.int32),
-                tf.TensorSpec([None, None, model.d_model], model.compute_dtype),
-                tf.TensorSpec([None, None], tf.bool),
-            ],
+        signature = [
+            tf.TensorSpec([None, None], tf.int32),
+            tf.TensorSpec([None, None, model.d_model], model.compute_dtype),
+            tf.TensorSpec([None, None], tf.bool),
+        ]
+    return compile_for_backend(model, model.decode, signature)
+
+
+def decode_token_ids(
+    model,
+    token_ids,
+    output_caps,
+    max_length,
+    alpha,
+    min_length,
+    seed,
+    row_ids,
+    prefix_ids,
+    prefix_lengths,
+    static,
+    use_cache=True,
+):
+    """Raw source ids -> searched outputs: `prepare_sources` then `generate`.
+
+    The core that `Generator` compiles and the SavedModel traces, so both
+    prepare sources and search with the same code.
+
+    Args:
+        token_ids: int ``(batch, length)``, PAD-padded, no EOS.
+        output_caps: int ``(batch,)``: extra per-row caps on the output
+            length (the smaller of this and the source's limit applies).
+        max_length: int or scalar int tensor: the output buffer length.
+        alpha, min_length, seed: scalars (runtime values).
+        row_ids: int ``(batch,)`` (sampling: each sentence's id).
+        prefix_ids, prefix_lengths: ``(batch, P >= 1)`` and ``(batch,)``;
+            lengths 0 for no prefix.
+        static: a `StaticDecode` (Python values that shape the graph).
+
+    Returns:
+        ``(sequences (batch, num_return, max_length), scores (batch,
+        num_return))``.
+    """
+    from keras_transformer.decoding.sources import prepare_sources
+
+    encoder_ids, limits = prepare_sources(
+        token_ids, static.max_source_length, static.max_extra_length,
+        static.max_positions,
+    )
+    limits = ops.minimum(limits, ops.cast(output_caps, "int32"))
+    sampling = None
+    if static.search == "sample":
+        sampling = dict(
+            seed=seed, row_ids=row_ids, temperature=static.temperature,
+            top_k=static.top_k, top_p=static.top_p,
         )
-    if backend == "torch":
-        import torch
+    return generate(
+        model,
+        encoder_ids,
+        limits,
+        alpha,
+        min_length,
+        max_length=max_length,
+        beam_size=static.beam_size,
+        num_return=static.num_return,
+        use_cache=use_cache,
+        search=static.search,
+        prefix_ids=prefix_ids,
+        prefix_lengths=prefix_lengths,
+        sampling=sampling,
+    )
 
-        def decode(*args):
-            with torch.no_grad():
-                return model.decode(*args)
 
-        return decode
-    return model.decode
+def _prefix_arrays(prefix_ids, prefix_lengths, batch):
+    """Numpy ``(batch, P >= 1)`` prefix ids and ``(batch,)`` lengths; no
+    prefix is a width-1 array of lengths 0 (one compiled function for both)."""
+    if prefix_ids is None or np.asarray(prefix_ids).shape[-1] == 0:
+        return np.zeros((batch, 1), np.int32), np.zeros((batch,), np.int32)
+    prefix_ids = np.asarray(prefix_ids, np.int32)
+    if prefix_lengths is None:
+        prefix_lengths = np.full((batch,), prefix_ids.shape[1], np.int32)
+    return prefix_ids, np.asarray(prefix_lengths, np.int32)
+
+
+class StaticDecode(
+    collections.namedtuple(
+        "StaticDecode",
+        "beam_size num_return search temperature top_k top_p "
+        "max_source_length max_extra_length max_positions",
+    )
+):
+    """The parts of a `DecodeOptions` that shape a compiled graph."""
+
+    @classmethod
+    def from_options(cls, options, max_positions=None):
+        return cls(
+            options.beam_size, options.num_return, options.search,
+            float(options.temperature), options.top_k, float(options.top_p),
+            options.max_source_length, options.max_extra_length, max_positions,
+        )
+
+
+def tf_decode_signature():
+    """`tf.TensorSpec` list of `decode_token_ids`' tensor inputs."""
+    import tensorflow as tf
+
+    return [
+        tf.TensorSpec([None, None], tf.int32),  # token_ids
+        tf.TensorSpec([None], tf.int32),  # output_caps
+        tf.TensorSpec([None], tf.int32),  # buffer: its length only
+        tf.TensorSpec([], tf.float32),  # alpha
+        tf.TensorSpec([], tf.int32),  # min_length
+        tf.TensorSpec([], tf.int32),  # seed
+        tf.TensorSpec([None], tf.int32),  # row_ids
+        tf.TensorSpec([None, None], tf.int32),  # prefix_ids
+        tf.TensorSpec([None], tf.int32),  # prefix_lengths
+    ]
 
 
 class Generator:
@@ -257,6 +470,15 @@ class Generator:
 
     See the module docstring for what each backend compiles. Inputs are
     numpy arrays; outputs are numpy arrays.
+
+    Two entry points share the compiled machinery (`compile_for_backend`):
+
+    - ``generator(encoder_token_ids, max_lengths, max_length, ...)``:
+      EOS-terminated source ids and explicit per-row limits (tests,
+      benchmarks).
+    - ``generator.decode(token_ids, options, ...)``: raw source ids (no
+      EOS), prepared inside the compiled function by `prepare_sources`
+      exactly as in the SavedModel (`Translator` uses this).
 
     Args:
         model: a `keras_transformer.Transformer`.
@@ -276,6 +498,7 @@ class Generator:
         num_return: int. Hypotheses per row.
         min_length: int. EOS is forbidden before this many tokens.
         search: "auto", "beam" or "greedy", see `generate`.
+        prefix_ids, prefix_lengths: optional forced prefixes.
 
     Returns:
         numpy ``(sequences, scores)``: int32 ``(batch, num_return,
@@ -309,59 +532,82 @@ class Generator:
             self.backend == "tensorflow" and bool(self.jit_compile)
         )
 
-    def _core(self, encoder_token_ids, max_lengths, alpha, min_length, buffer, static):
+    def _core(self, token_ids, caps, buffer, alpha, min_length, seed, row_ids,
+              prefix_ids, prefix_lengths, static):
         if self.backend in ("jax", "tensorflow"):
             self.trace_count += 1  # only runs while tracing
-        beam_size, num_return, search = static
         # The buffer length comes from a shape: a Python int under JAX and
         # torch, a scalar tensor in a TensorFlow graph with a None dimension.
-        max_length = ops.shape(buffer)[0]
-        return generate(
-            self.model,
-            encoder_token_ids,
-            max_lengths,
-            alpha,
-            min_length,
-            max_length=max_length,
-            beam_size=beam_size,
-            num_return=num_return,
+        return decode_token_ids(
+            self.model, token_ids, caps, ops.shape(buffer)[0], alpha,
+            min_length, seed, row_ids, prefix_ids, prefix_lengths, static,
             use_cache=self.use_cache,
-            search=search,
         )
 
     def _compiled(self, static):
-        if static in self._functions:
-            return self._functions[static]
-        if self.backend == "jax":
-            function = jax_stateless_jit(
-                self.model, lambda *args: self._core(*args, static)
-            )
-        elif self.backend == "tensorflow":
-            import tensorflow as tf
-
-            signature = [
-                tf.TensorSpec([None, None], tf.int32),  # encoder_token_ids
-                tf.TensorSpec([None], tf.int32),  # max_lengths
-                tf.TensorSpec([], tf.float32),  # alpha
-                tf.TensorSpec([], tf.int32),  # min_length
-                tf.TensorSpec([None], tf.int32),  # buffer: its length only
-            ]
-            function = tf.function(
+        if static not in self._functions:
+            signature = tf_decode_signature() if self.backend == "tensorflow" else None
+            self._functions[static] = compile_for_backend(
+                self.model,
                 lambda *args: self._core(*args, static),
-                input_signature=signature,
+                signature,
                 jit_compile=self.jit_compile,
             )
-        elif self.backend == "torch":
-            import torch
+        return self._functions[static]
 
-            def function(*args):
-                with torch.no_grad():
-                    return self._core(*args, static)
+    def decode(
+        self,
+        token_ids,
+        options,
+        max_length,
+        output_caps=None,
+        max_positions=None,
+        row_ids=None,
+        prefix_ids=None,
+        prefix_lengths=None,
+        seed=0,
+    ):
+        """Raw source ids (no EOS, PAD-padded) -> numpy ``(sequences, scores)``.
 
-        else:
-            function = lambda *args: self._core(*args, static)  # noqa: E731
-        self._functions[static] = function
-        return function
+        ``options`` is a `DecodeOptions`: its beam size, number of returns,
+        search kind, sampling filters and source/output lengths are static
+        (one compiled function each), alpha, min_length and ``seed`` are
+        runtime values. ``output_caps`` (optional ``(batch,)``) tightens
+        each row's output limit.
+        """
+        token_ids = np.asarray(token_ids, np.int32)
+        batch = token_ids.shape[0]
+        if output_caps is None:
+            output_caps = np.full((batch,), np.iinfo(np.int32).max, np.int32)
+        if row_ids is None:
+            row_ids = np.arange(batch, dtype=np.int32)
+        prefix_ids, prefix_lengths = _prefix_arrays(prefix_ids, prefix_lengths, batch)
+        static = StaticDecode.from_options(options, max_positions)
+        function = self._compiled(static)
+        sequences, scores = function(
+            ops.convert_to_tensor(token_ids),
+            ops.convert_to_tensor(np.asarray(output_caps, np.int32)),
+            ops.convert_to_tensor(np.zeros((int(max_length),), np.int32)),
+            ops.convert_to_tensor(np.float32(options.alpha)),
+            ops.convert_to_tensor(np.int32(options.min_length)),
+            ops.convert_to_tensor(np.int32(seed)),
+            ops.convert_to_tensor(np.asarray(row_ids, np.int32)),
+            ops.convert_to_tensor(np.asarray(prefix_ids, np.int32)),
+            ops.convert_to_tensor(np.asarray(prefix_lengths, np.int32)),
+        )
+        return ops.convert_to_numpy(sequences), ops.convert_to_numpy(scores)
+
+    def _legacy_core(self, encoder_token_ids, max_lengths, alpha, min_length,
+                     buffer, prefix_ids, prefix_lengths, static):
+        if self.backend in ("jax", "tensorflow"):
+            self.trace_count += 1  # only runs while tracing
+        beam_size, num_return, search = static
+        return generate(
+            self.model, encoder_token_ids, max_lengths, alpha, min_length,
+            max_length=ops.shape(buffer)[0], beam_size=beam_size,
+            num_return=num_return, use_cache=self.use_cache, search=search,
+            prefix_ids=prefix_ids, prefix_lengths=prefix_lengths,
+        )
 
     def __call__(
         self,
@@ -373,13 +619,40 @@ class Generator:
         num_return=1,
         min_length=0,
         search="auto",
+        prefix_ids=None,
+        prefix_lengths=None,
     ):
-        function = self._compiled((int(beam_size), int(num_return), search))
-        sequences, scores = function(
-            ops.convert_to_tensor(np.asarray(encoder_token_ids, np.int32)),
+        static = ("ids", int(beam_size), int(num_return), search)
+        if static not in self._functions:
+            signature = None
+            if self.backend == "tensorflow":
+                import tensorflow as tf
+
+                signature = [
+                    tf.TensorSpec([None, None], tf.int32),  # encoder_token_ids
+                    tf.TensorSpec([None], tf.int32),  # max_lengths
+                    tf.TensorSpec([], tf.float32),  # alpha
+                    tf.TensorSpec([], tf.int32),  # min_length
+                    tf.TensorSpec([None], tf.int32),  # buffer: its length only
+                    tf.TensorSpec([None, None], tf.int32),  # prefix_ids
+                    tf.TensorSpec([None], tf.int32),  # prefix_lengths
+                ]
+            self._functions[static] = compile_for_backend(
+                self.model,
+                lambda *args: self._legacy_core(*args, static[1:]),
+                signature,
+                jit_compile=self.jit_compile,
+            )
+        encoder_token_ids = np.asarray(encoder_token_ids, np.int32)
+        batch = encoder_token_ids.shape[0]
+        prefix_ids, prefix_lengths = _prefix_arrays(prefix_ids, prefix_lengths, batch)
+        sequences, scores = self._functions[static](
+            ops.convert_to_tensor(encoder_token_ids),
             ops.convert_to_tensor(np.asarray(max_lengths, np.int32)),
             ops.convert_to_tensor(np.float32(alpha)),
             ops.convert_to_tensor(np.int32(min_length)),
             ops.convert_to_tensor(np.zeros((int(max_length),), np.int32)),
+            ops.convert_to_tensor(np.asarray(prefix_ids, np.int32)),
+            ops.convert_to_tensor(np.asarray(prefix_lengths, np.int32)),
         )
         return ops.convert_to_numpy(sequences), ops.convert_to_numpy(scores)

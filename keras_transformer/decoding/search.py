@@ -26,6 +26,13 @@ Conventions shared by both searches:
   be EOS (as fairseq does), so every returned hypothesis ends with EOS.
 * ``min_length`` (an int scalar): EOS is forbidden before that many tokens.
   PAD and BOS are never generated.
+* ``prefix_ids`` (optional int ``(batch, P)``, ``P >= 1``) with
+  ``prefix_lengths`` (int ``(batch,)``, each at most ``P`` and below the
+  row's maximum length) force the first ``prefix_lengths[b]`` tokens of
+  every hypothesis of batch element ``b``: at those steps only the prefix
+  token is selectable (its log-probability counts as any token's), then the
+  search continues as usual. Rows may have prefixes of different lengths
+  (0: no prefix).
 * Scores are ``log P(Y | x) / lp(Y)`` with the GNMT length penalty
   ``lp(Y) = ((5 + |Y|) / 6) ** alpha`` (Wu et al., 2016). ``log P`` is the sum
   of the model's log-softmax (float32) over the generated tokens, EOS
@@ -153,8 +160,42 @@ def _select_mask(
     return ops.where(forbidden, NEG_INF, log_probs)
 
 
+def _force_prefix(selectable, log_probs, index, prefix_ids, prefix_lengths):
+    """At steps inside a row's prefix, only the prefix token is selectable.
+
+    ``selectable`` and ``log_probs`` are ``(batch, ..., vocab)``; the forced
+    token keeps its log-probability even where `_select_mask` forbade it.
+    """
+    if prefix_ids is None:
+        return selectable
+    width = ops.shape(prefix_ids)[1]
+    column = ops.minimum(index, width - 1)
+    token = ops.take(prefix_ids, column, axis=1)  # (batch,)
+    forcing = index < prefix_lengths  # (batch,)
+    extra_dims = len(log_probs.shape) - 2
+    shape = (-1,) + (1,) * (extra_dims + 1)
+    vocab = ops.arange(ops.shape(log_probs)[-1], dtype="int32")
+    is_token = ops.equal(vocab, ops.reshape(token, shape))
+    forced = ops.where(is_token, log_probs, NEG_INF)
+    return ops.where(ops.reshape(forcing, shape), forced, selectable)
+
+
+def _prefix_arguments(prefix_ids, prefix_lengths, batch):
+    if prefix_ids is None:
+        if prefix_lengths is not None:
+            raise ValueError("prefix_lengths needs prefix_ids.")
+        return None, None
+    prefix_ids = ops.cast(ops.convert_to_tensor(prefix_ids), "int32")
+    if prefix_lengths is None:
+        prefix_lengths = ops.full((batch,), ops.shape(prefix_ids)[1], dtype="int32")
+    return prefix_ids, ops.cast(ops.convert_to_tensor(prefix_lengths), "int32")
+
+
 def _log_softmax(logits, rows):
-    logits = ops.reshape(ops.cast(logits, "float32"), (rows, -1))
+    # Keep the vocabulary dimension static where it is (a TF graph would
+    # lose it with -1; sampling needs it).
+    vocabulary_size = logits.shape[-1] or -1
+    logits = ops.reshape(ops.cast(logits, "float32"), (rows, vocabulary_size))
     return ops.log_softmax(logits, axis=-1)
 
 
@@ -170,11 +211,16 @@ def greedy_search(
     eos_id=EOS_ID,
     pad_id=PAD_ID,
     python_loop=False,
+    prefix_ids=None,
+    prefix_lengths=None,
+    choose_token=None,
 ):
     """Batched greedy search: the most probable token at every step.
 
     Stops when every batch element has produced EOS (or reached its maximum
-    length). See the module docstring for the conventions.
+    length). See the module docstring for the conventions. With
+    ``choose_token`` the token of each step is whatever that function picks
+    from the selectable log-probabilities (sampling reuses the search so).
 
     Args:
         tokens_to_logits: ``(token_ids (batch, 1), cache, index) -> (logits
@@ -190,6 +236,11 @@ def greedy_search(
         bos_id, eos_id, pad_id: special token ids.
         python_loop: bool. Use a Python loop instead of
             `keras.ops.while_loop`.
+        prefix_ids, prefix_lengths: optional forced prefixes (see the module
+            docstring).
+        choose_token: optional ``(selectable (batch, vocab), index) -> int32
+            (batch,)``. ``selectable`` is the float32 log-softmax with the
+            forbidden tokens at ``NEG_INF``. Defaults to the argmax.
 
     Returns:
         ``(sequences, scores)``: int32 ``(batch, max_length)`` (EOS included,
@@ -206,6 +257,7 @@ def greedy_search(
     _check_search_arguments(max_length)
     batch = _batch_size(initial_cache, batch_size)
     row_max = _row_max_lengths(max_lengths, batch, max_length)
+    prefix_ids, prefix_lengths = _prefix_arguments(prefix_ids, prefix_lengths, batch)
     positions = ops.arange(max_length + 1, dtype="int32")
     state = {
         "index": ops.convert_to_tensor(0, "int32"),
@@ -235,7 +287,13 @@ def greedy_search(
         selectable = _select_mask(
             log_probs, index + 1, min_length, row_max, eos_id, (pad_id, bos_id)
         )
-        token = ops.cast(ops.argmax(selectable, axis=-1), "int32")
+        selectable = _force_prefix(
+            selectable, log_probs, index, prefix_ids, prefix_lengths
+        )
+        if choose_token is None:
+            token = ops.cast(ops.argmax(selectable, axis=-1), "int32")
+        else:
+            token = ops.cast(choose_token(selectable, index), "int32")
         done = state["done"]
         token = ops.where(done, pad_id, token)
         token_log_prob = ops.take_along_axis(
@@ -297,6 +355,8 @@ def beam_search(
     eos_id=EOS_ID,
     pad_id=PAD_ID,
     python_loop=False,
+    prefix_ids=None,
+    prefix_lengths=None,
 ):
     """Batched beam search with the GNMT length penalty and early stopping.
 
@@ -335,6 +395,10 @@ def beam_search(
         bos_id, eos_id, pad_id: special token ids.
         python_loop: bool. Use a Python loop instead of
             `keras.ops.while_loop`.
+        prefix_ids, prefix_lengths: optional forced prefixes (see the module
+            docstring). While a prefix is forced the single live beam of the
+            first step stays single (the other beams stay at ``NEG_INF``), so
+            the beam never holds copies of the prefix.
 
     Returns:
         ``(sequences, scores)``: int32 ``(batch, num_return, max_length)``
@@ -358,6 +422,7 @@ def beam_search(
     k = beam_size
     batch = _batch_size(initial_cache, batch_size)
     row_max = _row_max_lengths(max_lengths, batch, max_length)
+    prefix_ids, prefix_lengths = _prefix_arguments(prefix_ids, prefix_lengths, batch)
     max_penalty = length_penalty(row_max, alpha)  # (batch,)
     positions = ops.arange(max_length + 1, dtype="int32")
     sequences = ops.concatenate(
@@ -417,6 +482,9 @@ def beam_search(
         vocabulary_size = ops.shape(log_probs)[-1]
         selectable = _select_mask(
             log_probs, index + 1, min_length, row_max, eos_id, (pad_id, bos_id)
+        )
+        selectable = _force_prefix(
+            selectable, log_probs, index, prefix_ids, prefix_lengths
         )
         # Candidate = live hypothesis + one token: (batch, k * vocab).
         candidates = ops.reshape(
