@@ -184,6 +184,34 @@ def build_parser():
         "--output", default="-", metavar="FILE", help="output file; '-' is stdout"
     )
     _add_decoding_flags(translate)
+    _add_search_flags(translate)
+    translate.add_argument(
+        "--n-best",
+        type=_positive_int,
+        metavar="K",
+        help="print the K best hypotheses (K samples with --sampling) as "
+        "fairseq-like 'H-<line>\\t<score>\\t<text>' lines (at most the beam size)",
+    )
+    translate.add_argument(
+        "--format",
+        choices=("text", "jsonl"),
+        default="text",
+        help="text (default: one translation per line, or H-/A- lines with "
+        "--n-best/--print-alignment) or jsonl (one JSON object per input line)",
+    )
+    translate.add_argument(
+        "--target-prefix",
+        metavar="FILE",
+        help="one target prefix per input line: each translation starts with it",
+    )
+    translate.add_argument(
+        "--print-alignment",
+        action="store_true",
+        help="after each hypothesis an 'A-<line>\\t<src>-<tgt> ...' line: for "
+        "each output token (subwords, EOS excluded) the source token its "
+        "cross-attention (last layer, mean over heads) weighs most",
+    )
+    _add_quantize_flag(translate)
 
     evaluate = commands.add_parser(
         "evaluate",
@@ -211,6 +239,43 @@ def build_parser():
         help="score only the first N sentences",
     )
     _add_decoding_flags(evaluate)
+    _add_quantize_flag(evaluate)
+
+    score = commands.add_parser(
+        "score",
+        parents=parent,
+        help="forced decoding: the log-probability of given translations",
+        description=_wrap(
+            "Score sentence pairs with the model: for each line of --src and "
+            "the same line of --tgt, print the total log-probability of the "
+            "target (its subword tokens and EOS) given the source, without "
+            "length penalty."
+        ),
+        epilog="example:\n  keras-transformer score --model-dir runs/numbers "
+        "--src test.en --tgt test.de",
+        formatter_class=formatter,
+    )
+    _add_model_dir(score)
+    score.add_argument("--src", required=True, metavar="FILE", help="source file")
+    score.add_argument(
+        "--tgt", required=True, metavar="FILE", help="target file, aligned with --src"
+    )
+    score.add_argument(
+        "--output", default="-", metavar="FILE", help="output file; '-' is stdout"
+    )
+    score.add_argument(
+        "--token-scores",
+        action="store_true",
+        help="after the total, a tab and each token's log-probability",
+    )
+    score.add_argument(
+        "--max-source-length",
+        type=_positive_int,
+        default=256,
+        metavar="N",
+        help="longest source in tokens, EOS included (default: 256)",
+    )
+    _add_quantize_flag(score)
 
     average = commands.add_parser(
         "average-checkpoints",
@@ -272,7 +337,22 @@ def build_parser():
         action="store_false",
         help="do not write TF Serving warmup requests",
     )
+    export.add_argument(
+        "--format",
+        choices=("saved_model", "ctranslate2"),
+        default="saved_model",
+        help="saved_model (TF Serving, default) or ctranslate2 (needs the "
+        "optional ctranslate2 package; written to DIR/VERSION)",
+    )
+    export.add_argument(
+        "--n-best",
+        type=_positive_int,
+        metavar="K",
+        help="hypotheses per sentence of the SavedModel's translate_nbest "
+        "signature (default: the beam size)",
+    )
     _add_decoding_flags(export, batch_size=False)
+    _add_quantize_flag(export)
 
     commands.add_parser(
         "info",
@@ -323,6 +403,43 @@ def _add_decoding_flags(parser, batch_size=True):
             metavar="N",
             help="sentences per batch (default: 32)",
         )
+
+
+def _add_search_flags(parser):
+    parser.add_argument(
+        "--min-length",
+        type=int,
+        metavar="N",
+        help="EOS is forbidden before N output tokens (default: 0)",
+    )
+    parser.add_argument(
+        "--sampling",
+        action="store_true",
+        help="draw tokens from the model's distribution (needs --beam-size 1)",
+    )
+    parser.add_argument(
+        "--temperature", type=float, metavar="X", help="sampling temperature > 0"
+    )
+    parser.add_argument(
+        "--top-k", type=int, metavar="K", help="sample among the K most probable tokens"
+    )
+    parser.add_argument(
+        "--top-p",
+        type=float,
+        metavar="P",
+        help="sample from the smallest set of tokens with probability >= P (nucleus)",
+    )
+    parser.add_argument(
+        "--seed", type=int, metavar="N", help="sampling seed (same seed, same samples)"
+    )
+
+
+def _add_quantize_flag(parser):
+    parser.add_argument(
+        "--quantize",
+        choices=("int8",),
+        help="quantize the model's kernels to int8 (Keras' Model.quantize)",
+    )
 
 
 # --- backend selection ---
@@ -454,10 +571,32 @@ def _decoding_kwargs(args, run_config):
     return kwargs
 
 
-def _load_translator(model_dir):
+_SEARCH_FLAGS = ("min_length", "sampling", "temperature", "top_k", "top_p", "seed")
+
+
+def _decode_options(args, run_config):
+    """The `DecodeOptions` of the flags (and the run's settings), validated
+    before any model is loaded; errors name the option."""
+    from keras_transformer.decoding.options import DecodeOptions
+
+    values = _decoding_kwargs(args, run_config)
+    values.pop("batch_size", None)
+    for key in _SEARCH_FLAGS:
+        value = getattr(args, key, None)
+        if value is not None and value is not False:
+            values[key] = value
+    if getattr(args, "sampling", False) and getattr(args, "beam_size", None) is None:
+        values["beam_size"] = 1  # the run's beam size is for search
+    n_best = getattr(args, "n_best", None)
+    if n_best is not None:
+        values["num_return"] = n_best
+    return DecodeOptions(**values)
+
+
+def _load_translator(model_dir, quantize=None):
     from keras_transformer.translator import Translator
 
-    return Translator.from_directory(model_dir)
+    return Translator.from_directory(model_dir, quantize=quantize)
 
 
 def _run_translate(args):
@@ -466,22 +605,129 @@ def _run_translate(args):
     _check_model_dir(args.model_dir)
     if args.output != "-":
         _check_output_file(args.output)
+    run_config = _run_config(args.model_dir)
+    options = _decode_options(args, run_config)
+    prefixes = None
+    if args.target_prefix is not None:
+        prefixes = read_lines(args.target_prefix)
     if args.input != "-":
         lines = read_lines(args.input)
+        _check_prefix_count(prefixes, lines)
     # Before reading stdin: a broken model is reported without waiting for it.
-    translator = _load_translator(args.model_dir)
+    translator = _load_translator(args.model_dir, args.quantize)
     if args.input == "-":
         lines = _read_stdin()
-    kwargs = _decoding_kwargs(args, _run_config(args.model_dir))
+        _check_prefix_count(prefixes, lines)
     indices = [i for i, line in enumerate(lines) if line]
-    translations = translator.translate(
+    batch_size = getattr(args, "batch_size", None)
+    detailed = args.n_best is not None or args.print_alignment or args.format == "jsonl"
+    result = translator.translate(
         [lines[i] for i in indices],
+        options,
+        batch_size=batch_size,
+        target_prefix=None if prefixes is None else [prefixes[i] for i in indices],
+        return_scores=detailed,
+        return_alignments=args.print_alignment,
         verbose=False if args.output == "-" else "auto",
-        **kwargs,
     )
-    outputs = [""] * len(lines)
-    for i, translation in zip(indices, translations):
-        outputs[i] = translation
+    if detailed:
+        outputs = _detailed_lines(args, translator, lines, indices, options, result)
+    else:
+        outputs = [""] * len(lines)
+        for i, translation in zip(indices, result):
+            outputs[i] = translation
+    if args.output == "-":
+        for line in outputs:
+            sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+    else:
+        from keras_transformer.data import write_lines
+
+        write_lines(args.output, outputs)
+    return 0
+
+
+def _check_prefix_count(prefixes, lines):
+    if prefixes is not None and len(prefixes) != len(lines):
+        raise ValueError(
+            f"--target-prefix has {len(prefixes)} lines but the input has "
+            f"{len(lines)}; give one prefix per input line."
+        )
+
+
+def _detailed_lines(args, translator, lines, indices, options, result):
+    """fairseq-like ``H-``/``A-`` lines, or JSON lines, for every input line.
+
+    ``H-<line>\t<score>\t<text>`` per hypothesis (best first; samples in
+    order); with alignments ``A-<line>\t<src>-<tgt> ...`` after it (token
+    indices from 0, EOS excluded on the target side). Empty input lines get
+    no ``H-`` line (text) or ``"hypotheses": []`` (jsonl).
+    """
+    import json
+
+    texts, scores = result[0], result[1]
+    if args.print_alignment:
+        aligned = result[2]
+    else:
+        aligned = [[None] * options.num_return for _ in texts]
+    if options.num_return == 1:
+        texts = [[t] for t in texts]
+        scores = [[s] for s in scores]
+        aligned = aligned if not args.print_alignment else [[a] for a in aligned]
+    by_line = dict(zip(indices, zip(texts, scores, aligned)))
+    outputs = []
+    for i, line in enumerate(lines):
+        hypotheses = []
+        if i in by_line:
+            for text, score, alignment in zip(*by_line[i]):
+                pairs = None
+                if alignment is not None:
+                    pairs = [[int(s), t] for t, s in enumerate(alignment[:-1])]
+                hypotheses.append((text, score, pairs))
+        if args.format == "jsonl":
+            record = {"id": i, "source": line, "hypotheses": []}
+            for text, score, pairs in hypotheses:
+                entry = {"text": text, "score": round(score, 6)}
+                if pairs is not None:
+                    entry["alignment"] = pairs
+                record["hypotheses"].append(entry)
+            outputs.append(json.dumps(record, ensure_ascii=False))
+            continue
+        for text, score, pairs in hypotheses:
+            outputs.append(f"H-{i}\t{score:.6f}\t{text}")
+            if pairs is not None:
+                outputs.append(f"A-{i}\t" + " ".join(f"{s}-{t}" for s, t in pairs))
+    return outputs
+
+
+def _run_score(args):
+    from keras_transformer.data import read_lines
+
+    _check_model_dir(args.model_dir)
+    if args.output != "-":
+        _check_output_file(args.output)
+    # Every line is scored (an empty pair too), so outputs align with inputs.
+    sources, targets = read_lines(args.src), read_lines(args.tgt)
+    if len(sources) != len(targets):
+        raise ValueError(
+            f"--src has {len(sources)} lines but --tgt has {len(targets)}; "
+            "they must be aligned line by line."
+        )
+    from keras_transformer.translator import Translator
+
+    translator = Translator.from_directory(
+        args.model_dir, max_source_length=args.max_source_length, quantize=args.quantize
+    )
+    totals = translator.score(
+        sources, targets, return_token_scores=args.token_scores
+    )
+    outputs = []
+    if args.token_scores:
+        totals, token_scores = totals
+        for total, row in zip(totals, token_scores):
+            outputs.append(f"{total:.6f}\t" + " ".join(f"{v:.6f}" for v in row))
+    else:
+        outputs = [f"{total:.6f}" for total in totals]
     if args.output == "-":
         for line in outputs:
             sys.stdout.write(line + "\n")
@@ -531,7 +777,7 @@ def _run_evaluate(args):
     if args.max_sentences is not None:
         sources = sources[: args.max_sentences]
         references = references[: args.max_sentences]
-    translator = _load_translator(args.model_dir)
+    translator = _load_translator(args.model_dir, args.quantize)
     evaluation = evaluate_translations(
         translator, sources, references, **_decoding_kwargs(args, run_config)
     )
@@ -561,16 +807,40 @@ def _run_average(args):
 
 
 def _run_export(args):
+    _check_model_dir(args.model_dir)
+    run_config = _run_config(args.model_dir)
+    if args.format == "ctranslate2":
+        from keras_transformer.ctranslate2_export import (
+            export_run_directory_to_ctranslate2,
+        )
+
+        if args.n_best is not None:
+            raise ValueError(
+                "--n-best applies to --format saved_model (CTranslate2 takes "
+                "num_hypotheses at translation time)."
+            )
+        output_dir = os.path.join(args.export_dir, str(args.version))
+        export_run_directory_to_ctranslate2(
+            args.model_dir, output_dir, quantization=args.quantize
+        )
+        print(f"Exported {args.model_dir} -> {output_dir} (CTranslate2)")
+        return 0
     from keras_transformer.export import export_saved_model
 
-    _check_model_dir(args.model_dir)
+    kwargs = _decoding_kwargs(args, run_config)
+    # Validated (names the flag) before the export starts.
+    _decode_options(args, run_config).replace(max_source_length=args.max_source_length)
+    if args.n_best is not None:
+        kwargs["n_best"] = args.n_best
+    if args.quantize is not None:
+        kwargs["quantize"] = args.quantize
     version_dir = export_saved_model(
         args.model_dir,
         args.export_dir,
         version=args.version,
         max_source_length=args.max_source_length,
         warmup=args.warmup,
-        **_decoding_kwargs(args, _run_config(args.model_dir)),
+        **kwargs,
     )
     print(f"Exported {args.model_dir} -> {version_dir}")
     return 0
@@ -596,6 +866,7 @@ _COMMANDS = {
     "evaluate": _run_evaluate,
     "average-checkpoints": _run_average,
     "export": _run_export,
+    "score": _run_score,
     "info": _run_info,
 }
 

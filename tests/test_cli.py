@@ -1,6 +1,7 @@
 """Tests for the keras-transformer command (keras_transformer.cli)."""
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -12,7 +13,9 @@ from keras_transformer.cli import build_parser
 from keras_transformer.config import TrainConfig
 from keras_transformer.cli import main
 
-COMMANDS = ("train", "translate", "evaluate", "average-checkpoints", "export", "info")
+COMMANDS = (
+    "train", "translate", "evaluate", "average-checkpoints", "export", "info", "score"
+)
 
 # A few-second default-task run (see test_training_loop.TINY).
 TINY_SETS = [
@@ -108,6 +111,70 @@ def test_train_then_translate_from_the_run_directory(
     monkeypatch.setattr(sys, "stdin", io.StringIO("twenty-one\nseven\n"))
     assert main(["translate", "--model-dir", str(trained_run), "--beam-size", "1"]) == 0
     assert len(capsys.readouterr().out.split("\n")) == 3
+
+
+def test_translate_n_best_alignment_and_score_lines(trained_run, tmp_path, capsys):
+    from keras_transformer.translator import Translator
+
+    sentences = ["twenty-one", "", "three hundred forty-five"]
+    source = tmp_path / "input.en"
+    source.write_text("\n".join(sentences) + "\n")
+    base = ["translate", "--model-dir", str(trained_run), "--input", str(source),
+            "--beam-size", "3", "--max-extra-length", "8"]  # fmt: skip
+    capsys.readouterr()
+    assert main(base + ["--n-best", "2", "--print-alignment"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    translator = Translator.from_directory(str(trained_run))
+    kept = [sentences[0], sentences[2]]
+    texts, scores, aligned = translator.translate(
+        kept, beam_size=3, num_return=2, max_extra_length=8,
+        return_scores=True, return_alignments=True,
+    )
+    expected = []
+    for i, row in zip((0, 2), range(2)):
+        for j in range(2):
+            expected.append(f"H-{i}\t{scores[row][j]:.6f}\t{texts[row][j]}")
+            pairs = [f"{s}-{t}" for t, s in enumerate(aligned[row][j][:-1])]
+            expected.append(f"A-{i}\t" + " ".join(pairs))
+    assert lines == expected  # the empty line 1 gets no hypothesis
+
+    assert main(base + ["--n-best", "2", "--format", "jsonl"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["id"] for r in records] == [0, 1, 2] and records[1]["hypotheses"] == []
+    assert [h["text"] for h in records[2]["hypotheses"]] == texts[1]
+
+    targets = tmp_path / "targets.de"
+    targets.write_text(f"{texts[0][0]}\n\n{texts[1][0]}\n")
+    assert main(["score", "--model-dir", str(trained_run), "--src", str(source),
+                 "--tgt", str(targets), "--token-scores"]) == 0  # fmt: skip
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert len(rows) == 3
+    totals, tokens = translator.score(
+        sentences, [texts[0][0], "", texts[1][0]], return_token_scores=True
+    )
+    for row, total, token_scores in zip(rows, totals, tokens):
+        assert float(row[0]) == pytest.approx(total, abs=1e-5)
+        assert len(row[1].split()) == len(token_scores)
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--n-best", "5", "--beam-size", "2"], "num_return"),
+        (["--sampling", "--top-p", "1.5"], "top_p"),
+        (["--sampling", "--temperature", "0"], "temperature"),
+        (["--sampling", "--top-k", "0"], "top_k"),
+        (["--top-k", "5"], "sampling=True"),
+        (["--sampling", "--beam-size", "4"], "beam_size"),
+    ],
+)
+def test_bad_search_flags_fail_before_loading_the_model(tmp_path, capsys, flags, message):
+    # tmp_path holds no model: the options are refused before loading one.
+    with pytest.raises(SystemExit) as exit_info:
+        main(["translate", "--model-dir", str(tmp_path), "--input", "-"] + flags)
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert message in err and "model.keras" not in err
 
 
 def test_evaluate_and_average_from_the_run_directory(trained_run, tmp_path, capsys):
