@@ -24,11 +24,22 @@ Signatures:
 
 - ``serving_default``: ``sentences`` string ``[None]`` ->
   ``translations`` string ``[None]`` and ``scores`` float32 ``[None]``.
+- ``translate_nbest``: ``sentences`` string ``[None]`` ->
+  ``translations`` string ``[None, k]`` and ``scores`` float32 ``[None, k]``,
+  best first (``k`` fixed at export: ``n_best``, default the beam size).
 - ``translate_token_ids``: ``token_ids`` int32 ``[None, None]`` (padded
   with 0, no BOS/EOS needed) -> ``token_ids`` int32 ``[None, None]``
   (EOS-terminated, 0-padded) and ``scores``. Ids outside
   ``[0, vocabulary_size)`` fail the request with ``INVALID_ARGUMENT``
   "token_ids contains id ... outside [0, V)".
+- ``score``: ``sources`` and ``targets`` string ``[None]`` -> ``scores``
+  float32 ``[None]``: each pair's total log-probability of the target
+  (EOS included), no length penalty, as `Translator.score`.
+
+Every signature runs the `Translator`'s code: `prepare_sources` (the same
+truncation, EOS placement and learned-position caps), `generate` via
+`decode_token_ids`, `token_log_probs`. Blank strings translate to "" with
+score 0, and empty batches give empty outputs, in every signature.
 """
 
 import json
@@ -36,31 +47,80 @@ import os
 import subprocess
 import sys
 
-from keras_transformer.special_tokens import EOS_ID, PAD_ID
+from keras_transformer.special_tokens import PAD_ID, UNK_ID
 
 WARMUP_SENTENCES = ("A man is running.", "Two dogs play in the snow.", "")
 
 
-def _check_export_arguments(beam_size, alpha, max_extra_length, max_source_length):
-    if not isinstance(beam_size, int) or beam_size < 1:
-        raise ValueError(f"beam_size must be an int >= 1. Received: beam_size={beam_size!r}")
-    if alpha < 0:
-        raise ValueError(f"alpha must be >= 0. Received: alpha={alpha!r}")
-    if not isinstance(max_extra_length, int) or max_extra_length < 1:
-        raise ValueError(
-            f"max_extra_length must be an int >= 1. Received: max_extra_length={max_extra_length!r}"
-        )
-    if not isinstance(max_source_length, int) or max_source_length < 2:
-        raise ValueError(
-            f"max_source_length must be an int >= 2. Received: max_source_length={max_source_length!r}"
-        )
+def _export_options(beam_size, alpha, max_extra_length, max_source_length, n_best):
+    """The export's `DecodeOptions` and its n-best size (validated)."""
+    from keras_transformer.decoding.options import DecodeOptions
+
+    options = DecodeOptions(
+        beam_size=beam_size,
+        alpha=alpha,
+        max_extra_length=max_extra_length,
+        max_source_length=max_source_length,
+    )
+    if n_best is None:
+        n_best = options.beam_size
+    options.replace(num_return=n_best)  # n_best <= beam_size, named if not
+    return options, n_best
 
 
-def _build_module(model, tokenizer, vocabulary_path, beam_size, alpha, max_extra_length, max_source_length):
+def _build_module(model, tokenizer, vocabulary_path, options, n_best):
+    """A `tf.Module` whose signatures all run `decode_token_ids` /
+    `prepare_sources` / `token_log_probs`: the `Translator`'s code."""
     import tensorflow as tf
 
-    from keras_transformer.decoding.compile import generate
+    from keras_transformer.decoding.compile import StaticDecode, decode_token_ids
+    from keras_transformer.decoding.forced import token_log_probs
+    from keras_transformer.decoding.sources import prepare_sources, source_limit
     from keras_transformer.layers.token_checks import check_token_ids
+
+    max_positions = model.max_length if model.positional_encoding == "learned" else None
+    keep = source_limit(options.max_source_length, max_positions) - 1
+    best = StaticDecode.from_options(options.replace(num_return=1), max_positions)
+    nbest = StaticDecode.from_options(options.replace(num_return=n_best), max_positions)
+    tokenizer_size = tokenizer.vocabulary_size
+
+    def decode(token_ids, static):
+        # token_ids: int32 (batch, length), 0-padded, no EOS.
+        batch = tf.shape(token_ids)[0]
+        width = tf.minimum(tf.shape(token_ids)[1], keep)
+        # The output buffer: the longest source's limit (prepare_sources
+        # gives each row its own).
+        max_length = width + options.max_extra_length
+        if max_positions is not None:
+            max_length = tf.minimum(max_length, max_positions)
+
+        def run():
+            sequences, scores = decode_token_ids(
+                model,
+                token_ids,
+                tf.fill([batch], tf.int32.max),
+                max_length,
+                tf.constant(options.alpha, tf.float32),
+                tf.constant(options.min_length, tf.int32),
+                tf.constant(0, tf.int32),
+                tf.range(batch, dtype=tf.int32),
+                tf.zeros([batch, 1], tf.int32),
+                tf.zeros([batch], tf.int32),
+                static,
+            )
+            return tf.cast(sequences, tf.int32), tf.cast(scores, tf.float32)
+
+        def empty():
+            k = static.num_return
+            return tf.zeros([0, k, 1], tf.int32), tf.zeros([0, k], tf.float32)
+
+        return tf.cond(batch > 0, run, empty)
+
+    def detokenize(sequences):
+        # Model ids the tokenizer lacks (a padded vocabulary) read as UNK,
+        # as in `Translator`.
+        sequences = tf.where(sequences < tokenizer_size, sequences, UNK_ID)
+        return tokenizer.detokenize(sequences)
 
     class TranslationModule(tf.Module):
         def __init__(self):
@@ -74,48 +134,31 @@ def _build_module(model, tokenizer, vocabulary_path, beam_size, alpha, max_extra
             # under the TensorFlow backend).
             self.model_variables = [v.value for v in model.weights]
 
-        def _translate_ids(self, token_ids):
-            # token_ids: int32 (batch, length), 0-padded, no EOS.
-            token_ids = token_ids[:, : max_source_length - 1]
-            lengths = tf.reduce_sum(tf.cast(token_ids != PAD_ID, tf.int32), axis=1)
-            batch = tf.shape(token_ids)[0]
-            # Append EOS after the last real token of each row.
-            eos = tf.one_hot(lengths, tf.shape(token_ids)[1] + 1, dtype=tf.int32) * EOS_ID
-            source = tf.pad(token_ids, [[0, 0], [0, 1]]) + eos
-            max_length = tf.shape(source)[1] + max_extra_length
-
-            def run():
-                sequences, scores = generate(
-                    model,
-                    source,
-                    # Output limit (EOS included) = input tokens + max_extra_length,
-                    # as `Translator` does.
-                    max_lengths=lengths + max_extra_length,
-                    alpha=tf.constant(alpha, tf.float32),
-                    min_length=tf.constant(0, tf.int32),
-                    max_length=max_length,
-                    beam_size=beam_size,
-                )
-                return tf.cast(sequences[:, 0], tf.int32), tf.cast(scores[:, 0], tf.float32)
-
-            def empty():
-                return tf.zeros([0, 1], tf.int32), tf.zeros([0], tf.float32)
-
-            return tf.cond(batch > 0, run, empty)
+        def _pieces(self, sentences):
+            pieces = self.tokenizer.tokenize(sentences)
+            token_ids = tf.cast(pieces.to_tensor(default_value=PAD_ID), tf.int32)
+            # "" and whitespace-only inputs have no tokens.
+            return token_ids, tf.equal(pieces.row_lengths(), 0)
 
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="sentences")])
         def serve(self, sentences):
-            pieces = self.tokenizer.tokenize(sentences)
-            pieces = pieces[:, : max_source_length - 1]
-            token_ids = tf.cast(pieces.to_tensor(default_value=PAD_ID), tf.int32)
-            # Rows of only unknown characters still translate; an empty batch
-            # of strings gives an empty output.
-            sequences, scores = self._translate_ids(token_ids)
-            translations = self.tokenizer.detokenize(sequences)
-            # "" and whitespace-only inputs have no tokens: empty translation.
-            blank = tf.equal(pieces.row_lengths(), 0)
+            token_ids, blank = self._pieces(sentences)
+            sequences, scores = decode(token_ids, best)
+            translations = detokenize(sequences[:, 0])
+            # Blank inputs: empty translation, score 0.
             translations = tf.where(blank, tf.constant(""), translations)
-            scores = tf.where(blank, tf.zeros_like(scores), scores)
+            scores = tf.where(blank, tf.zeros_like(scores[:, 0]), scores[:, 0])
+            return {"translations": translations, "scores": scores}
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="sentences")])
+        def serve_nbest(self, sentences):
+            token_ids, blank = self._pieces(sentences)
+            sequences, scores = decode(token_ids, nbest)  # (batch, k, L)
+            shape = tf.shape(sequences)
+            flat = tf.reshape(sequences, [shape[0] * n_best, shape[2]])
+            translations = tf.reshape(detokenize(flat), [shape[0], n_best])
+            translations = tf.where(blank[:, None], tf.constant(""), translations)
+            scores = tf.where(blank[:, None], tf.zeros_like(scores), scores)
             return {"translations": translations, "scores": scores}
 
         @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="token_ids")])
@@ -125,8 +168,45 @@ def _build_module(model, tokenizer, vocabulary_path, beam_size, alpha, max_extra
             token_ids = check_token_ids(
                 token_ids, model.vocabulary_size, "token_ids"
             )
-            sequences, scores = self._translate_ids(token_ids)
-            return {"token_ids": sequences, "scores": scores}
+            sequences, scores = decode(token_ids, best)
+            return {"token_ids": sequences[:, 0], "scores": scores[:, 0]}
+
+        @tf.function(
+            input_signature=[
+                tf.TensorSpec([None], tf.string, name="sources"),
+                tf.TensorSpec([None], tf.string, name="targets"),
+            ]
+        )
+        def serve_score(self, sources, targets):
+            # Forced decoding, as `Translator.score`: total log P(target +
+            # EOS | source), no length penalty. Blank targets score EOS.
+            source_ids, _ = self._pieces(sources)
+            target_ids, _ = self._pieces(targets)
+            tf.debugging.assert_equal(
+                tf.shape(source_ids)[0], tf.shape(target_ids)[0],
+                message="score needs one target per source",
+            )
+            encoder_ids, _ = prepare_sources(
+                source_ids, options.max_source_length, 1, max_positions
+            )
+            # EOS after each target: prepare_sources' EOS placement, no cut.
+            targets_eos, _ = prepare_sources(target_ids, tf.int32.max, 1)
+            if max_positions is not None:
+                tf.debugging.assert_less_equal(
+                    tf.shape(targets_eos)[1], max_positions,
+                    message=f"a target is longer than the model's {max_positions} "
+                    "learned positions",
+                )
+
+            def run():
+                log_probs = token_log_probs(model, encoder_ids, targets_eos)
+                return tf.reduce_sum(tf.cast(log_probs, tf.float32), axis=1)
+
+            def empty():
+                return tf.zeros([0], tf.float32)
+
+            scores = tf.cond(tf.shape(source_ids)[0] > 0, run, empty)
+            return {"scores": scores}
 
     return TranslationModule()
 
@@ -151,24 +231,28 @@ def _write_warmup_requests(version_dir, signature_name="serving_default"):
     return path
 
 
-def _export_here(model_dir, export_dir, version, beam_size, alpha, max_extra_length, max_source_length, warmup):
-    import keras
+def _export_here(
+    model_dir, export_dir, version, beam_size, alpha, max_extra_length,
+    max_source_length, warmup, n_best=None, quantize=None,
+):
     import tensorflow as tf
 
     from keras_transformer.data.tokenizer import SubwordTokenizer
-
+    from keras_transformer.decoding.sources import check_vocabulary
     from keras_transformer.run_directory import load_model
 
+    options, n_best = _export_options(
+        beam_size, alpha, max_extra_length, max_source_length, n_best
+    )
     # Errors name the file (a truncated or corrupt model.keras, ...).
     model = load_model(os.path.join(model_dir, "model.keras"), compile=False)
     tokenizer = SubwordTokenizer.load(model_dir)
-    if tokenizer.vocabulary_size != model.vocabulary_size:
-        raise ValueError(
-            f"The vocabulary in {model_dir} has {tokenizer.vocabulary_size} pieces "
-            f"but the model expects vocabulary_size={model.vocabulary_size}."
-        )
+    # The `Translator`'s rule and message.
+    check_vocabulary(tokenizer.vocabulary_size, model.vocabulary_size)
+    if quantize is not None:
+        model.quantize(quantize)
     vocabulary_path = os.path.join(model_dir, "vocab.spm")
-    module = _build_module(model, tokenizer, vocabulary_path, beam_size, alpha, max_extra_length, max_source_length)
+    module = _build_module(model, tokenizer, vocabulary_path, options, n_best)
     version_dir = os.path.join(export_dir, str(version))
     if os.path.exists(version_dir):
         raise FileExistsError(
@@ -177,7 +261,9 @@ def _export_here(model_dir, export_dir, version, beam_size, alpha, max_extra_len
         )
     signatures = {
         "serving_default": module.serve.get_concrete_function(),
+        "translate_nbest": module.serve_nbest.get_concrete_function(),
         "translate_token_ids": module.serve_token_ids.get_concrete_function(),
+        "score": module.serve_score.get_concrete_function(),
     }
     tf.saved_model.save(module, version_dir, signatures=signatures)
     if warmup:
@@ -187,6 +273,9 @@ def _export_here(model_dir, export_dir, version, beam_size, alpha, max_extra_len
         "alpha": alpha,
         "max_extra_length": max_extra_length,
         "max_source_length": max_source_length,
+        "n_best": n_best,
+        "quantize": quantize,
+        "decode_options": options.to_dict(),
         "model_dir": os.path.abspath(model_dir),
         "tensorflow": tf.__version__,
         "signatures": sorted(signatures),
@@ -206,15 +295,25 @@ def export_saved_model(
     max_extra_length=50,
     max_source_length=256,
     warmup=True,
+    n_best=None,
+    quantize=None,
 ):
     """Exports the model directory ``model_dir`` (``model.keras`` + ``vocab.spm``)
     as a TF Serving SavedModel in ``<export_dir>/<version>``.
+
+    ``beam_size``, ``alpha``, ``max_extra_length`` and ``max_source_length``
+    are `DecodeOptions` fields, validated as such. ``n_best`` (default: the
+    beam size, at most the beam size) fixes the ``k`` of the
+    ``translate_nbest`` signature. ``quantize="int8"`` applies Keras'
+    ``Model.quantize`` before export.
 
     Works under every Keras backend: outside TensorFlow it runs the export in
     a subprocess with ``KERAS_BACKEND=tensorflow``. Returns the version
     directory.
     """
-    _check_export_arguments(beam_size, alpha, max_extra_length, max_source_length)
+    _export_options(beam_size, alpha, max_extra_length, max_source_length, n_best)
+    if quantize not in (None, "int8"):
+        raise ValueError(f"quantize must be None or 'int8'. Received: quantize={quantize!r}")
     for name in ("model.keras", "vocab.spm"):
         path = os.path.join(model_dir, name)
         if not os.path.isfile(path):
@@ -233,7 +332,10 @@ def export_saved_model(
         )
     if os.path.exists(export_dir) and not os.path.isdir(export_dir):
         raise NotADirectoryError(f"The export directory {export_dir!r} is a file.")
-    args = [model_dir, export_dir, version, beam_size, alpha, max_extra_length, max_source_length, warmup]
+    args = [
+        model_dir, export_dir, version, beam_size, alpha, max_extra_length,
+        max_source_length, warmup, n_best, quantize,
+    ]
     import keras
 
     if keras.config.backend() == "tensorflow":

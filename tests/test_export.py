@@ -29,7 +29,24 @@ SERVE = textwrap.dedent(
     loaded = tf.saved_model.load(sys.argv[1])
     serve = loaded.signatures["serving_default"]
     cases = json.loads(open(sys.argv[2]).read())
+    pairs = cases.pop("_score")
     out = {}
+    nbest = loaded.signatures["translate_nbest"]
+    out["nbest"] = {}
+    for name in ("ordinary", "blank", "empty_batch", "mixed_lengths"):
+        result = nbest(sentences=tf.constant(cases[name], dtype=tf.string))
+        out["nbest"][name] = {
+            "translations": [[t.decode("utf-8") for t in row] for row in result["translations"].numpy()],
+            "scores": result["scores"].numpy().tolist(),
+        }
+    score = loaded.signatures["score"]
+    out["score"] = score(
+        sources=tf.constant(pairs["sources"], dtype=tf.string),
+        targets=tf.constant(pairs["targets"], dtype=tf.string),
+    )["scores"].numpy().tolist()
+    out["score_empty"] = score(
+        sources=tf.constant([], dtype=tf.string), targets=tf.constant([], dtype=tf.string)
+    )["scores"].numpy().tolist()
     for name, sentences in cases.items():
         result = serve(sentences=tf.constant(sentences, dtype=tf.string))
         out[name] = {
@@ -97,8 +114,12 @@ def test_export_serves_like_the_translator(model_dir, tmp_path):
         "batch_2": ordinary[:2],
         "batch_7": (ordinary * 2)[:7],
     }
+    score_pairs = {
+        "sources": ordinary + ["", "nine", "seven " * 40],
+        "targets": ["einundzwanzig", "dreihundertfünfundvierzig", "", "tausend", "zwei", "", "sieben"],
+    }
     cases_path = tmp_path / "cases.json"
-    cases_path.write_text(json.dumps(cases))
+    cases_path.write_text(json.dumps(dict(cases, _score=score_pairs)))
     script = tmp_path / "serve.py"
     script.write_text(SERVE)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
@@ -130,6 +151,24 @@ def test_export_serves_like_the_translator(model_dir, tmp_path):
         )
         assert served[name]["translations"] == expected, name
         np.testing.assert_allclose(served[name]["scores"], scores, atol=1e-3)
+    # translate_nbest (k = the beam size) is translate(num_return=k).
+    for name in ("ordinary", "mixed_lengths"):
+        expected, scores = translator.translate(
+            cases[name], beam_size=BEAM, alpha=ALPHA, max_extra_length=EXTRA,
+            num_return=BEAM, return_scores=True,
+        )
+        assert served["nbest"][name]["translations"] == expected, name
+        np.testing.assert_allclose(served["nbest"][name]["scores"], scores, atol=1e-3)
+    assert served["nbest"]["blank"] == {
+        "translations": [["", ""]] * 3, "scores": [[0.0, 0.0]] * 3
+    }
+    assert served["nbest"]["empty_batch"] == {"translations": [], "scores": []}
+    # score is Translator.score (blank sources and targets included).
+    np.testing.assert_allclose(
+        served["score"], translator.score(score_pairs["sources"], score_pairs["targets"]),
+        atol=1e-3,
+    )
+    assert served["score_empty"] == []
     # The token-id signature: 0-padded ids in, the Translator's hypotheses
     # (EOS included, PAD after it) and scores out.
     hypotheses, scores = translator.generate(
@@ -154,7 +193,7 @@ def test_saved_model_cli_lists_both_signatures(model_dir, tmp_path):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     out = result.stdout
-    for signature in ("serving_default", "translate_token_ids"):
+    for signature in ("serving_default", "translate_token_ids", "translate_nbest", "score"):
         assert f"signature_def['{signature}']" in out
     block = out.split("signature_def['serving_default']")[1]
     assert "dtype: DT_STRING" in block.split("output(s)")[0]
