@@ -186,7 +186,29 @@ def test_export_serves_like_the_translator(model_dir, tmp_path):
 def test_saved_model_cli_lists_both_signatures(model_dir, tmp_path):
     from keras_transformer.export import export_saved_model
 
-    version_dir = export_saved_model(model_dir, str(tmp_path / "e"), beam_size=1, warmup=False)
+    # int8 (Keras' Model.quantize before export): the signatures are the same
+    # and serve what Translator(quantize="int8") translates.
+    version_dir = export_saved_model(
+        model_dir, str(tmp_path / "e"), beam_size=1, warmup=False, quantize="int8"
+    )
+    with open(os.path.join(version_dir, "assets.extra", "export_config.json")) as f:
+        config = json.load(f)
+    assert config["quantize"] == "int8" and config["n_best"] == 1
+    assert config["decode_options"]["beam_size"] == 1
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (registers the SentencePiece ops)
+
+    from keras_transformer.translator import Translator
+
+    sentences = ["twenty-one", "three hundred forty-five", "nine"]
+    served = tf.saved_model.load(version_dir).signatures["serving_default"](
+        sentences=tf.constant(sentences)
+    )
+    quantized = Translator.from_directory(model_dir, quantize="int8")
+    assert any("int8" in str(v.dtype) for v in quantized.model.weights)
+    expected, scores = quantized.translate(sentences, beam_size=1, return_scores=True)
+    assert [t.decode("utf-8") for t in served["translations"].numpy()] == expected
+    np.testing.assert_allclose(served["scores"].numpy(), scores, atol=1e-3)
     cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
     result = subprocess.run(
         [cli, "show", "--all", "--dir", version_dir], capture_output=True, text=True, timeout=300
