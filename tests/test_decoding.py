@@ -106,6 +106,73 @@ def test_exhaustive_beam_search_equals_brute_force(alpha, python_loop):
         assert [_strip(s) for s in sequences[row]] == [t for _, t in expected]
 
 
+def test_exhaustive_beam_search_with_prefixes_equals_brute_force():
+    # Row 0 forces [4], row 1 [5, 4] (then EOS, the maximum length), row 2
+    # nothing: the n-best are the brute-force n-best among the hypotheses
+    # that start with the prefix, with the prefix's log-probs counted, and no
+    # hypothesis appears twice (one live beam while the prefix is forced).
+    tables = _toy_tables(3, seed=5)
+    prefixes = [[4], [5, 4], []]
+    sequences, scores = beam_search(
+        _toy_tokens_to_logits(tables),
+        {"row": np.arange(3, dtype="int32")},
+        max_length=TOY_MAX_LENGTH,
+        beam_size=12,
+        alpha=0.6,
+        num_return=3,
+        prefix_ids=np.array([[4, 0], [5, 4], [0, 0]], "int32"),
+        prefix_lengths=np.array([1, 2, 0], "int32"),
+    )
+    sequences, scores = to_numpy(sequences), to_numpy(scores)
+    for row, prefix in enumerate(prefixes):
+        expected = [
+            (score, tokens)
+            for score, tokens in _brute_force(tables[row], 0.6)
+            if tokens[: len(prefix)] == prefix and len(tokens) > len(prefix)
+        ]
+        n = min(3, len(expected))
+        got = [_strip(s) for s in sequences[row, :n]]
+        assert got == [t for _, t in expected[:n]], row
+        np.testing.assert_allclose(scores[row, :n], [s for s, _ in expected[:n]], rtol=1e-5)
+        # Fewer hypotheses than num_return (row 1): empty slots, no duplicates.
+        assert np.all(np.isneginf(scores[row, n:]))
+
+
+def test_greedy_prefix_and_token_choice_hook():
+    tables = _toy_tables(2, seed=9)
+    fn = _toy_tokens_to_logits(tables)
+    cache = {"row": np.arange(2, dtype="int32")}
+    sequences, scores = greedy_search(
+        fn, cache, TOY_MAX_LENGTH,
+        prefix_ids=np.array([[5, 5], [4, 0]], "int32"),
+        prefix_lengths=np.array([2, 1], "int32"),
+    )
+    sequences = to_numpy(sequences)
+    assert list(sequences[0, :2]) == [5, 5] and sequences[0, 2] == EOS_ID
+    assert sequences[1, 0] == 4
+    # The hook picks the tokens (here: the least probable selectable one,
+    # forbidden tokens at NEG_INF never), and the score is theirs.
+    def worst(selectable, index):
+        return ops.argmin(ops.where(selectable < -1e8, 1e9, selectable), axis=-1)
+
+    sequences, scores = greedy_search(fn, cache, TOY_MAX_LENGTH, choose_token=worst)
+    for row in range(2):
+        log_probs = tables[row] - np.log(np.exp(tables[row]).sum(-1, keepdims=True))
+        previous, total, expected = BOS_ID, 0.0, []
+        for position in range(TOY_MAX_LENGTH):
+            options = [t for t in range(TOY_VOCAB) if t not in (PAD_ID, BOS_ID)]
+            if position == TOY_MAX_LENGTH - 1:
+                options = [EOS_ID]
+            token = min(options, key=lambda t: log_probs[position, previous, t])
+            total += log_probs[position, previous, token]
+            expected.append(token)
+            previous = token
+            if token == EOS_ID:
+                break
+        assert _strip(to_numpy(sequences)[row]) == expected
+        np.testing.assert_allclose(to_numpy(scores)[row], total, rtol=1e-5)
+
+
 @pytest.mark.parametrize("python_loop", [False])
 def test_beam_size_one_equals_greedy_toy(python_loop):
     tables = _toy_tables(3, seed=7)
