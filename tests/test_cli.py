@@ -157,6 +157,28 @@ def test_translate_n_best_alignment_and_score_lines(trained_run, tmp_path, capsy
         assert len(row[1].split()) == len(token_scores)
 
 
+def test_translate_sampling_and_target_prefix(trained_run, tmp_path, capsys):
+    source = tmp_path / "input.en"
+    source.write_text("twenty-one\nseven\n")
+    prefixes = tmp_path / "prefix.de"
+    prefixes.write_text("sieben\n\n")
+    base = ["translate", "--model-dir", str(trained_run), "--input", str(source),
+            "--max-extra-length", "6"]  # fmt: skip
+    sampled = base + ["--sampling", "--n-best", "3", "--seed", "4", "--top-p", "0.9"]
+    capsys.readouterr()
+    assert main(sampled) == 0
+    first = capsys.readouterr().out
+    assert main(sampled) == 0
+    assert capsys.readouterr().out == first  # the seed reproduces the samples
+    assert [line.split("\t")[0] for line in first.splitlines()] == ["H-0"] * 3 + ["H-1"] * 3
+    assert main(base + ["--beam-size", "2", "--target-prefix", str(prefixes)]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("sieben")
+    prefixes.write_text("sieben\n")
+    with pytest.raises(SystemExit):
+        main(base + ["--target-prefix", str(prefixes)])
+    assert "one prefix per input line" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "flags, message",
     [
@@ -222,6 +244,33 @@ def test_export_passes_the_options_and_the_runs_decoding_settings(
         beam_size=6, alpha=1.0, max_extra_length=50,
     )  # fmt: skip
     assert "exported/2" in capsys.readouterr().out
+
+
+def test_export_ctranslate2_and_n_best_flags(tmp_path, monkeypatch, capsys):
+    from keras_transformer import ctranslate2_export, export
+
+    calls = []
+    monkeypatch.setattr(
+        ctranslate2_export, "export_run_directory_to_ctranslate2",
+        lambda *args, **kwargs: calls.append(("ct2", args, kwargs)),
+    )
+    monkeypatch.setattr(
+        export, "export_saved_model",
+        lambda *args, **kwargs: calls.append(("saved_model", args, kwargs)) or "x/1",
+    )
+    base = ["export", "--model-dir", str(tmp_path), "--export-dir", str(tmp_path / "e")]
+    assert main(base + ["--format", "ctranslate2", "--quantize", "int8"]) == 0
+    assert calls.pop() == (
+        "ct2", (str(tmp_path), os.path.join(str(tmp_path / "e"), "1")),
+        {"quantization": "int8"},
+    )
+    assert main(base + ["--n-best", "3", "--beam-size", "4", "--quantize", "int8"]) == 0
+    _, _, kwargs = calls.pop()
+    assert kwargs["n_best"] == 3 and kwargs["quantize"] == "int8"
+    # n-best above the beam size is refused before any export.
+    with pytest.raises(SystemExit):
+        main(base + ["--n-best", "5", "--beam-size", "4"])
+    assert "num_return" in capsys.readouterr().err and not calls
 
 
 def test_backend_flag_switches_backend_in_a_new_process():
