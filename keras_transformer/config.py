@@ -317,7 +317,7 @@ class TrainConfig:
         positive = (
             "vocabulary_size", "max_length", "tokens_per_batch", "bucket_step", "epochs",
             "steps_per_epoch", "max_steps", "warmup_steps", "average_last_n",
-            "keep_checkpoints", "beam_size", "max_extra_length",
+            "keep_checkpoints",
         )  # fmt: skip
         for name in positive:
             value = getattr(self, name)
@@ -348,8 +348,14 @@ class TrainConfig:
             raise ValueError(
                 f"label_smoothing must be in [0, 1). Received: {self.label_smoothing}"
             )
-        if not self.alpha >= 0:
-            raise ValueError(f"alpha must be >= 0. Received: alpha={self.alpha}")
+        # The decode keys: the one validation of `DecodeOptions` (Keras-free).
+        from keras_transformer.decoding.options import DecodeOptions
+
+        DecodeOptions(
+            beam_size=self.beam_size,
+            alpha=self.alpha,
+            max_extra_length=self.max_extra_length,
+        )
         for name in ("eval_sentences", "num_samples"):
             if getattr(self, name) is not None and getattr(self, name) < 0:
                 raise ValueError(
