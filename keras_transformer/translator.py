@@ -68,6 +68,16 @@ class Translator:
         length_bucket: int. Source and output buffer lengths are rounded up
             to a multiple of this. Defaults to 16.
         jit_compile: bool or "auto". XLA on TensorFlow (see `Generator`).
+        quantize: None or "int8". "int8" applies Keras' ``Model.quantize``
+            to ``model`` **in place** (its Dense/Embedding kernels become
+            int8; a copy would double the memory). Defaults to None.
+
+    Decoding is configured by one `keras_transformer.decoding.DecodeOptions`
+    (beam search, greedy, sampling, n-best, lengths), validated before any
+    compilation; `translate` and `generate` also take its fields as keyword
+    arguments. Sources are prepared by
+    `keras_transformer.decoding.sources.prepare_sources` inside the compiled
+    function, the code the SavedModel export runs too.
 
     Example:
 
@@ -75,6 +85,12 @@ class Translator:
     translator = Translator.from_directory("runs/multi30k")
     translator.translate(["Two dogs play in the snow."])
     translations, scores = translator.translate(sentences, return_scores=True)
+    n_best = translator.translate(sentences, beam_size=5, num_return=3)
+    samples = translator.translate(sentences, beam_size=1, sampling=True,
+                                   top_p=0.9, seed=7, num_return=4)
+    texts, alignments = translator.translate(sentences, return_alignments=True)
+    forced = translator.translate(sentences, target_prefix=["Zwei", ""])
+    log_probs = translator.score(sentences, references)
     ```
     """
 

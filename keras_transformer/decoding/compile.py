@@ -11,7 +11,13 @@ decoding interface (`Transformer.encode`, `build_cache`, `decode_step`,
   and never reordered (they are the same for all beams of a sentence).
 * `uncached_tokens_to_logits`: the reference, re-running `Transformer.decode`
   on the whole prefix every step.
-* `generate`: encoder + cache + greedy or beam search, in `keras.ops`.
+* `generate`: encoder + cache + greedy search, beam search or sampling
+  (optionally with forced target prefixes), in `keras.ops`.
+* `decode_token_ids`: `prepare_sources` then `generate`: the core that
+  `Generator.decode` compiles and the SavedModel export traces.
+* `compile_for_backend`: the one place that compiles a decode function for
+  the current backend (`Generator`, `compiled_decode`, `Translator`'s
+  forced decoding and attention all use it).
 * `Generator`: `generate` compiled for the current backend:
 
   - JAX: one ``jax.jit`` of the whole search (encoder included), with the
@@ -20,8 +26,9 @@ decoding interface (`Transformer.encode`, `build_cache`, `decode_step`,
     are not baked into the program as constants. JAX compiles once per
     distinct input shape, so callers pad batches to a few shapes (see
     `Translator`).
-  - TensorFlow: one ``tf.function`` per (beam size, number of returned
-    hypotheses), with an ``input_signature`` whose batch, source-length and
+  - TensorFlow: one ``tf.function`` per static configuration (beam size,
+    number of returns, search kind, sampling filters, length options),
+    with an ``input_signature`` whose batch, source-length and
     buffer-length dimensions are ``None``: traced once, never retraced for a
     new batch. ``jit_compile=True`` adds XLA, which then compiles once per
     distinct input shape (about 20% faster steps on CPU, but each shape
@@ -31,8 +38,8 @@ decoding interface (`Transformer.encode`, `build_cache`, `decode_step`,
     data-dependent exit and Keras' Python-level layer calls would break its
     graphs, and compilation would cost more than it saves at these sizes.
 
-  The beam size is static; ``alpha``, ``min_length`` and the per-sentence
-  maximum lengths are runtime values.
+  The beam size is static; ``alpha``, ``min_length``, the sampling seed,
+  the prefixes and the per-sentence maximum lengths are runtime values.
 """
 
 import collections
