@@ -365,3 +365,29 @@ def test_quantize_int8_translates_with_int8_kernels(translator):
     float_scores = translator.score_token_ids(ids, targets)
     assert not np.allclose(scores, float_scores, rtol=0, atol=1e-7)
     np.testing.assert_allclose(scores, float_scores, rtol=0.05, atol=0.05)
+
+
+NUMBERS_RUN = os.environ.get("KERAS_TRANSFORMER_NUMBERS_RUN")
+
+
+@pytest.mark.skipif(
+    not NUMBERS_RUN,
+    reason="set KERAS_TRANSFORMER_NUMBERS_RUN to a `keras-transformer train` "
+    "run directory of the default task (alignments need a trained model; "
+    "training one takes minutes, too long for the suite)",
+)
+def test_alignments_are_monotone_on_number_words():
+    # These German numbers keep the English order ("three thousand" ->
+    # "drei|tausend"; no "-und-" inversions), so the last layer's
+    # cross-attention should walk the source left to right.
+    translator = Translator.from_directory(NUMBERS_RUN, batch_size=8)
+    sentences = [
+        "three hundred four", "five thousand two", "seven hundred",
+        "two thousand six hundred", "nine hundred eight", "four thousand",
+        "six thousand three hundred", "eight hundred five",
+        "one thousand nine hundred", "three thousand",
+    ]  # fmt: skip
+    _, aligned = translator.translate(sentences, return_alignments=True)
+    for sentence, alignment in zip(sentences, aligned):
+        tokens = alignment[:-1]  # EOS excluded
+        assert tokens == sorted(tokens), (sentence, alignment)
