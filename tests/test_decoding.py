@@ -436,3 +436,25 @@ def _no_grad():
     import contextlib
 
     return contextlib.nullcontext()
+
+
+def test_prepare_sources_truncates_appends_eos_and_caps_limits():
+    from keras_transformer.decoding.sources import check_vocabulary, prepare_sources
+
+    ids = np.array([[5, 6, 7, 8, 9], [5, 0, 0, 0, 0], [0, 0, 0, 0, 0]], "int32")
+    encoder, limits = prepare_sources(ids, max_source_length=4, max_extra_length=10)
+    assert to_numpy(encoder).tolist() == [
+        [5, 6, 7, EOS_ID], [5, EOS_ID, 0, 0], [EOS_ID, 0, 0, 0]
+    ]
+    assert to_numpy(limits).tolist() == [13, 11, 10]
+    # A learned-position model: sources and outputs stop at max_positions.
+    encoder, limits = prepare_sources(ids, 256, 10, max_positions=3)
+    assert to_numpy(encoder).tolist() == [[5, 6, EOS_ID], [5, EOS_ID, 0], [EOS_ID, 0, 0]]
+    assert to_numpy(limits).tolist() == [3, 3, 3]
+    # No tokens at all (a batch of blank strings).
+    encoder, limits = prepare_sources(np.zeros((2, 0), "int32"), 8, 5)
+    assert to_numpy(encoder).tolist() == [[EOS_ID], [EOS_ID]]
+    assert to_numpy(limits).tolist() == [5, 5]
+    check_vocabulary(60, 64)  # a padded model vocabulary is fine
+    with pytest.raises(ValueError, match="tokenizer has 65 pieces but the model only 64"):
+        check_vocabulary(65, 64)
