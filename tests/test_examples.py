@@ -1,7 +1,7 @@
 """Each example runs as a user would run it (short settings) and writes its
 outputs. The examples are backend-agnostic scripts, so they run once per
-suite, under the JAX backend (quickstart also reloads its model under
-TensorFlow)."""
+suite, under the PyTorch backend, whose suite is the shortest (quickstart
+also reloads its model under TensorFlow)."""
 
 import os
 import subprocess
@@ -19,12 +19,12 @@ EXAMPLES = os.path.join(REPO_ROOT, "examples")
 
 @pytest.fixture(autouse=True)
 def _once_per_suite():
-    if keras.backend.backend() != "jax":
-        pytest.skip("examples run once per suite, under the jax backend")
+    if keras.backend.backend() != "torch":
+        pytest.skip("examples run once per suite, under the torch backend")
 
 
 def run_example(name, args, cwd):
-    env = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="2")
+    env = dict(os.environ, KERAS_BACKEND="torch", TF_CPP_MIN_LOG_LEVEL="2")
     env["PYTHONPATH"] = REPO_ROOT + os.pathsep + env.get("PYTHONPATH", "")
     result = subprocess.run(
         [sys.executable, os.path.join(EXAMPLES, name)] + args,
