@@ -350,14 +350,14 @@ def test_bad_decode_arguments_raise_before_compiling(translator):
     assert translator.generator.trace_count == count
 
 
-def test_quantize_int8_translates_with_int8_kernels(translator):
+def test_quantize_int8_scores_with_int8_kernels(translator):
+    # (Translations of a quantized model are compared with its SavedModel in
+    # tests/test_export.py; here the cheaper forced pass.)
     model = Transformer.from_config(translator.model.get_config())
     model.set_weights(translator.model.get_weights())
     quantized = Translator(model, translator.tokenizer, batch_size=4, quantize="int8")
     assert quantized.model is model  # in place
     assert any("int8" in str(v.dtype) for v in model.weights)
-    texts = quantized.translate(_SENTENCES, beam_size=1, max_extra_length=6)
-    assert all(isinstance(t, str) for t in texts)
     # int8 kernels move the log-probabilities of the same targets a little.
     ids = translator.tokenizer.encode(_SENTENCES)
     targets = [[5, 6, 7], [8], [], [9, 10]]
