@@ -92,10 +92,14 @@ def _greedy_reference(model, source_ids, max_extra_length, alpha):
     limit = len(source_ids) + max_extra_length
     output, log_prob = [], 0.0
     while not output or output[-1] != EOS_ID:
-        decoder = np.array([[BOS_ID] + output], "int32")
-        logits = keras.ops.convert_to_numpy(
-            model({"encoder_token_ids": source, "decoder_token_ids": decoder})
-        )[0, -1].astype("float64")
+        # One fixed shape (the prefix, then PAD): the causal mask makes the
+        # logits at the prefix's last position independent of what follows,
+        # and predict_on_batch compiles once instead of once per length.
+        decoder = np.zeros((1, limit), "int32")
+        decoder[0, : len(output) + 1] = [BOS_ID] + output
+        logits = np.asarray(
+            model.predict_on_batch({"encoder_token_ids": source, "decoder_token_ids": decoder})
+        )[0, len(output)].astype("float64")
         log_probs = logits - np.log(np.exp(logits - logits.max()).sum()) - logits.max()
         logits[[PAD_ID, BOS_ID]] = -np.inf
         token = EOS_ID if len(output) + 1 == limit else int(np.argmax(logits))
