@@ -131,13 +131,15 @@ def test_an_export_refused_in_the_child_process_is_one_line(tmp_path, model_dir,
     directory = tmp_path / "mismatched"
     directory.mkdir()
     (directory / "vocab.spm").write_bytes((model_dir / "vocab.spm").read_bytes())
-    tiny_model(40).save(str(directory / "model.keras"))
+    # Fewer output ids (12) than the tokenizer's 20 pieces: refused (a model
+    # may have more ids than its tokenizer, never fewer).
+    tiny_model(12).save(str(directory / "model.keras"))
     line = fails(
         ["export", "--model-dir", str(directory), "--export-dir", str(tmp_path / "e")],
         capsys,
     )
     assert "Export under the TensorFlow backend failed: ValueError:" in line
-    assert "vocabulary_size=40" in line
+    assert "20 pieces but the model only 12 output ids" in line
 
 
 @pytest.fixture
