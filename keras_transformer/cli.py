@@ -636,15 +636,20 @@ def _run_translate(args):
         outputs = [""] * len(lines)
         for i, translation in zip(indices, result):
             outputs[i] = translation
-    if args.output == "-":
-        for line in outputs:
+    _write_output(args.output, outputs)
+    return 0
+
+
+def _write_output(path, lines):
+    """Lines to stdout (``"-"``) or to ``path`` (gzip when it ends in .gz)."""
+    if path == "-":
+        for line in lines:
             sys.stdout.write(line + "\n")
         sys.stdout.flush()
-    else:
-        from keras_transformer.data import write_lines
+        return
+    from keras_transformer.data import write_lines
 
-        write_lines(args.output, outputs)
-    return 0
+    write_lines(path, lines)
 
 
 def _check_prefix_count(prefixes, lines):
@@ -728,14 +733,7 @@ def _run_score(args):
             outputs.append(f"{total:.6f}\t" + " ".join(f"{v:.6f}" for v in row))
     else:
         outputs = [f"{total:.6f}" for total in totals]
-    if args.output == "-":
-        for line in outputs:
-            sys.stdout.write(line + "\n")
-        sys.stdout.flush()
-    else:
-        from keras_transformer.data import write_lines
-
-        write_lines(args.output, outputs)
+    _write_output(args.output, outputs)
     return 0
 
 
