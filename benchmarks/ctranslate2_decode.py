@@ -44,16 +44,9 @@ REPO = os.path.dirname(HERE)
 DEFAULT_DATA_DIR = os.path.join(REPO, "..", "shared", "data", "multi30k")
 
 
-def log(message):
-    now = datetime.datetime.now()
-    print(f"[{now:%H:%M:%S}] {message}", file=sys.stderr, flush=True)
-
-
-def load_average():
-    try:
-        return os.getloadavg()[0]
-    except OSError:
-        return float("nan")
+# The same progress log and load reading as decode_speed.py (this folder is
+# on sys.path when the script runs).
+from decode_speed import load_average, log  # noqa: E402
 
 
 def read_gzip_lines(path, limit):
