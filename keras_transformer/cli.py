@@ -17,6 +17,7 @@ traceback instead.
 """
 
 import argparse
+import json
 import math
 import os
 import subprocess
@@ -373,7 +374,8 @@ def _add_model_dir(parser):
         "--model-dir",
         required=True,
         metavar="DIR",
-        help="run directory with model.keras and vocab.spm (a train --output-dir)",
+        help="a trained model: a run directory (model.keras + vocab.spm, a "
+        "train --output-dir) or a preset written by save_to_preset",
     )
 
 
@@ -509,22 +511,48 @@ def _run_train(args):
 
 
 def _check_model_dir(model_dir):
-    """Raises before any work when ``model_dir`` cannot be a run directory."""
+    """Raises before any work when ``model_dir`` cannot hold a trained model
+    (what it holds is checked when the model loads, after the options)."""
     if not os.path.isdir(model_dir):
         what = "is not a directory" if os.path.exists(model_dir) else "does not exist"
         raise FileNotFoundError(
             f"--model-dir {model_dir!r} {what} (expected a run directory with "
-            "model.keras and vocab.spm)."
+            "model.keras and vocab.spm, or a preset written by save_to_preset)."
         )
 
 
 def _run_config(model_dir):
+    """The `TrainConfig` of a run directory; None for a preset or a
+    directory without config.json."""
     from keras_transformer.config import load_run_config
-    from keras_transformer.run_directory import RunDirectory
+    from keras_transformer.run_directory import RunDirectory, locate_trained_model
 
+    files = locate_trained_model(model_dir)
+    if files is not None and files.kind != "run":
+        return None
     if os.path.isfile(RunDirectory(model_dir).config_path):
         return load_run_config(model_dir)
     return None
+
+
+def _preset_decoding_settings(model_dir):
+    """The generation defaults a keras-hub preset saved (its task.json)."""
+    from keras_transformer.run_directory import locate_trained_model
+
+    files = locate_trained_model(model_dir)
+    if files is None or files.kind != "preset":
+        return {}
+    path = os.path.join(files.directory, "task.json")
+    if not os.path.isfile(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f).get("config", {})
+    except (OSError, ValueError, AttributeError) as error:
+        raise ValueError(f"Cannot read the preset file {path!r}: {error}") from error
+    settings = dict(config.get("decode_options") or {})
+    settings.update({k: config[k] for k in ("beam_size", "alpha", "max_extra_length") if k in config})
+    return settings
 
 
 def _check_output_file(path, flag="--output"):
@@ -560,10 +588,15 @@ def _read_stdin():
 
 def _decoding_kwargs(args, run_config):
     kwargs = {}
+    saved = {}
+    if run_config is None and getattr(args, "model_dir", None):
+        saved = _preset_decoding_settings(args.model_dir)
     for key in ("beam_size", "alpha", "max_extra_length"):
         value = getattr(args, key)
         if value is None and run_config is not None:
             value = getattr(run_config, key)
+        if value is None:
+            value = saved.get(key)
         if value is not None:
             kwargs[key] = value
     if getattr(args, "batch_size", None) is not None:

@@ -53,6 +53,7 @@ import os
 
 import numpy as np
 
+from keras_transformer.run_directory import VOCABULARY_FILENAME
 from keras_transformer.special_tokens import BOS_ID
 from keras_transformer.special_tokens import BOS_PIECE
 from keras_transformer.special_tokens import EOS_ID
@@ -62,7 +63,6 @@ from keras_transformer.special_tokens import PAD_PIECE
 from keras_transformer.special_tokens import UNK_ID
 from keras_transformer.special_tokens import UNK_PIECE
 
-VOCABULARY_FILENAME = "vocab.spm"
 METADATA_FILENAME = "keras_transformer.json"
 # Rows of the explicit sinusoid table: positions CTranslate2 can encode (a
 # source of up to this many tokens, EOS included; as many output tokens).
@@ -489,19 +489,17 @@ def export_run_directory_to_ctranslate2(
     max_positions=DEFAULT_MAX_POSITIONS,
     force=False,
 ):
-    """`export_ctranslate2` of a run directory's ``model.keras`` and ``vocab.spm``."""
-    from keras_transformer.run_directory import MODEL_FILENAME, load_model
+    """`export_ctranslate2` of a trained model directory: a run directory
+    (``model.keras`` + ``vocab.spm``) or a keras-hub preset."""
+    from keras_transformer.run_directory import find_trained_model
 
-    run_directory = os.fspath(run_directory)
-    model_path = os.path.join(run_directory, MODEL_FILENAME)
-    vocab_path = os.path.join(run_directory, VOCABULARY_FILENAME)
-    for path in (model_path, vocab_path):
-        if not os.path.isfile(path):
-            raise FileNotFoundError(
-                f"No {os.path.basename(path)} in {run_directory!r} (a run "
-                f"directory holds {MODEL_FILENAME} and {VOCABULARY_FILENAME})."
-            )
-    model = load_model(model_path, compile=False)
+    files = find_trained_model(run_directory)
+    vocab_path = files.vocabulary_path
+    if not os.path.isfile(vocab_path):
+        raise FileNotFoundError(
+            f"No vocabulary at {vocab_path!r} (the model's SentencePiece model)."
+        )
+    model = files.load_model(compile=False)
     return export_ctranslate2(
         model,
         vocab_path,

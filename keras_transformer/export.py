@@ -237,21 +237,22 @@ def _export_here(
 ):
     import tensorflow as tf
 
-    from keras_transformer.data.tokenizer import SubwordTokenizer
     from keras_transformer.decoding.sources import check_vocabulary
-    from keras_transformer.run_directory import load_model
+    from keras_transformer.run_directory import find_trained_model
 
     options, n_best = _export_options(
         beam_size, alpha, max_extra_length, max_source_length, n_best
     )
-    # Errors name the file (a truncated or corrupt model.keras, ...).
-    model = load_model(os.path.join(model_dir, "model.keras"), compile=False)
-    tokenizer = SubwordTokenizer.load(model_dir)
+    # A run directory or a keras-hub preset; errors name the file (a
+    # truncated or corrupt model.keras, ...).
+    files = find_trained_model(model_dir)
+    model = files.load_model(compile=False)
+    tokenizer = files.load_tokenizer()
     # The `Translator`'s rule and message.
     check_vocabulary(tokenizer.vocabulary_size, model.vocabulary_size)
     if quantize is not None:
         model.quantize(quantize)
-    vocabulary_path = os.path.join(model_dir, "vocab.spm")
+    vocabulary_path = files.vocabulary_path
     module = _build_module(model, tokenizer, vocabulary_path, options, n_best)
     version_dir = os.path.join(export_dir, str(version))
     if os.path.exists(version_dir):
@@ -298,8 +299,10 @@ def export_saved_model(
     n_best=None,
     quantize=None,
 ):
-    """Exports the model directory ``model_dir`` (``model.keras`` + ``vocab.spm``)
-    as a TF Serving SavedModel in ``<export_dir>/<version>``.
+    """Exports the trained model in ``model_dir`` (a run directory:
+    ``model.keras`` + ``vocab.spm``, or a keras-hub preset written by
+    ``save_to_preset``) as a TF Serving SavedModel in
+    ``<export_dir>/<version>``.
 
     ``beam_size``, ``alpha``, ``max_extra_length`` and ``max_source_length``
     are `DecodeOptions` fields, validated as such. ``n_best`` (default: the
@@ -314,13 +317,15 @@ def export_saved_model(
     _export_options(beam_size, alpha, max_extra_length, max_source_length, n_best)
     if quantize not in (None, "int8"):
         raise ValueError(f"quantize must be None or 'int8'. Received: quantize={quantize!r}")
-    for name in ("model.keras", "vocab.spm"):
-        path = os.path.join(model_dir, name)
-        if not os.path.isfile(path):
-            raise FileNotFoundError(
-                f"{path} not found: export needs a model directory written by "
-                "`keras-transformer train` (model.keras + vocab.spm)."
-            )
+    from keras_transformer.run_directory import find_trained_model
+
+    files = find_trained_model(model_dir)
+    if not os.path.isfile(files.vocabulary_path):
+        raise FileNotFoundError(
+            f"{files.vocabulary_path} not found: export needs the model's "
+            "vocabulary (a run directory of `keras-transformer train` holds "
+            "model.keras + vocab.spm; a preset, assets/tokenizer/vocabulary.spm)."
+        )
     if not isinstance(version, int) or version < 1:
         raise ValueError(f"version must be a positive int. Received: version={version!r}")
     # Before any work (the export itself checks again).

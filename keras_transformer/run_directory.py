@@ -390,3 +390,99 @@ def load_model(path, compile=True):
 def copy_file_atomic(source, target):
     """Copies ``source`` to ``target`` atomically; returns the target."""
     return _replace_with(target, lambda temporary: shutil.copyfile(source, temporary))
+
+
+# --- trained models: run directories and keras-hub presets, one loader ---
+
+# keras-hub preset layout (keras_hub/src/utils/preset_utils.py), as written by
+# `TransformerSeq2SeqLM.save_to_preset`.
+PRESET_CONFIG_FILENAME = "config.json"
+PRESET_VOCABULARY_PATH = os.path.join("assets", "tokenizer", "vocabulary.spm")
+# A run directory may hold a keras-hub preset in this subdirectory.
+RUN_PRESET_DIRNAME = "preset"
+
+
+def _is_preset(directory):
+    path = os.path.join(directory, PRESET_CONFIG_FILENAME)
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and "registered_name" in config
+
+
+class TrainedModelFiles:
+    """Where a trained model's files are: a run directory (``model.keras`` +
+    ``vocab.spm``) or a keras-hub preset (``config.json``,
+    ``model.weights.h5``, ``assets/tokenizer/vocabulary.spm``).
+
+    Attributes:
+        kind: "run" or "preset".
+        directory: the run or preset directory.
+        vocabulary_path: the SentencePiece model.
+    """
+
+    def __init__(self, kind, directory, vocabulary_path):
+        self.kind = kind
+        self.directory = directory
+        self.vocabulary_path = vocabulary_path
+
+    def __repr__(self):
+        return f"TrainedModelFiles({self.kind!r}, {self.directory!r})"
+
+    def load_model(self, compile=False):
+        """The `Transformer`, its errors naming the file."""
+        if self.kind == "run":
+            return load_model(os.path.join(self.directory, MODEL_FILENAME), compile=compile)
+        from keras_transformer.model import Transformer
+
+        return Transformer.from_preset(self.directory)
+
+    def load_tokenizer(self):
+        """The `SubwordTokenizer` of ``vocabulary_path``."""
+        from keras_transformer.data.tokenizer import SubwordTokenizer
+
+        return SubwordTokenizer.load(self.vocabulary_path)
+
+
+def locate_trained_model(directory):
+    """`find_trained_model`'s answer, or None where there is no model."""
+    directory = os.fspath(directory)
+    if _is_preset(directory):
+        return TrainedModelFiles(
+            "preset", directory, os.path.join(directory, PRESET_VOCABULARY_PATH)
+        )
+    if os.path.isfile(os.path.join(directory, MODEL_FILENAME)):
+        return TrainedModelFiles("run", directory, os.path.join(directory, VOCABULARY_FILENAME))
+    nested = os.path.join(directory, RUN_PRESET_DIRNAME)
+    if _is_preset(nested):
+        return TrainedModelFiles("preset", nested, os.path.join(nested, PRESET_VOCABULARY_PATH))
+    return None
+
+
+def find_trained_model(directory):
+    """The `TrainedModelFiles` of ``directory``: a run directory of
+    ``keras-transformer train``, a keras-hub preset directory
+    (``TransformerSeq2SeqLM.save_to_preset``), or a run directory with such a
+    preset in ``preset/``. `Translator`, ``translate``, ``evaluate`` and both
+    exports load models through it.
+
+    Raises:
+        FileNotFoundError: naming the directory and what a trained model
+            directory holds, when it is neither.
+    """
+    directory = os.fspath(directory)
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"Model directory not found: {directory!r}")
+    files = locate_trained_model(directory)
+    if files is not None:
+        return files
+    raise FileNotFoundError(
+        f"No trained model in {directory!r}: expected {MODEL_FILENAME} and "
+        f"{VOCABULARY_FILENAME} (a run directory of `keras-transformer train`) "
+        f"or {PRESET_CONFIG_FILENAME}, model.weights.h5 and "
+        f"{PRESET_VOCABULARY_PATH} (a preset written by save_to_preset)."
+    )

@@ -18,8 +18,6 @@ from keras_transformer.decoding.sources import (
 from keras_transformer.layers.embedding import validate_token_ids
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
-MODEL_FILENAME = "model.keras"
-
 
 def _round_up(value, multiple):
     return max(multiple, -(-value // multiple) * multiple)
@@ -154,19 +152,19 @@ class Translator:
 
     @classmethod
     def from_directory(cls, directory, **kwargs):
-        """Loads ``directory/model.keras`` and ``directory/vocab.spm``."""
-        from keras_transformer.data.tokenizer import SubwordTokenizer
-        from keras_transformer.run_directory import load_model
+        """Loads a trained model and its vocabulary from ``directory``: a run
+        directory of ``keras-transformer train`` (``model.keras`` +
+        ``vocab.spm``) or a keras-hub preset (``save_to_preset``).
 
-        path = os.path.join(directory, MODEL_FILENAME)
-        if not os.path.isfile(path):
-            raise FileNotFoundError(
-                f"No model at {path!r} (expected {MODEL_FILENAME} next to "
-                "vocab.spm)."
-            )
-        # Errors name the file (a truncated or corrupt model.keras, ...).
-        model = load_model(path)
-        return cls(model, SubwordTokenizer.load(directory), **kwargs)
+        Raises:
+            FileNotFoundError: ``directory`` holds neither.
+            ValueError: naming the file, when one is truncated or corrupt.
+        """
+        from keras_transformer.run_directory import find_trained_model
+
+        files = find_trained_model(directory)
+        model = files.load_model(compile=False)
+        return cls(model, files.load_tokenizer(), **kwargs)
 
     # --- options ---
 

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 import keras_transformer as kt
 from keras_transformer.data import SubwordTokenizer, default_task_splits, make_dataset
+from keras_transformer.decoding import DecodeOptions
 from keras_transformer.hub import presets as preset_lib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -247,29 +248,6 @@ def test_enable_lora_trains_only_lora_weights(trained, data):
     assert changed and changed <= {"lora_kernel_a", "lora_kernel_b"}, changed
 
 
-def test_quantize_int8_generates_and_round_trips(trained, data, tmp_path):
-    lm = kt.TransformerSeq2SeqLM.from_preset(trained["preset"])
-    inputs = {
-        "encoder_token_ids": np.array([[41, 52, 10, 49, 3, 0]], "int32"),
-        "decoder_token_ids": np.array([[2, 41, 39, 43]], "int32"),
-    }
-    logits = keras.ops.convert_to_numpy(lm.backbone(inputs))
-    lm.quantize("int8")
-    quantized_logits = keras.ops.convert_to_numpy(lm.backbone(inputs))
-    assert not np.array_equal(logits, quantized_logits)
-    # int8 weights move the logits by a small fraction of their range. (The
-    # tiny test model is barely trained and decides between near-ties, so
-    # "same translations" is checked on trained models, not here.)
-    assert np.abs(logits - quantized_logits).max() < 0.05 * np.ptp(logits)
-    sentences = data["test_src"][:8]
-    quantized = lm.generate(sentences)
-    assert len(quantized) == 8 and all(isinstance(t, str) for t in quantized)
-    lm.save_to_preset(str(tmp_path))
-    reloaded = kt.TransformerSeq2SeqLM.from_preset(str(tmp_path))
-    assert reloaded.backbone.get_config()["dtype"]["class_name"] == "DTypePolicyMap"
-    assert reloaded.generate(sentences) == quantized
-
-
 # --- presets: registry and bad input ---
 
 
@@ -356,3 +334,100 @@ def test_keras_file_saved_before_backbone_loads():
     }
     expected = np.load(os.path.join(HERE, "data", "transformer_keras_model_logits.npy"))
     np.testing.assert_allclose(keras.ops.convert_to_numpy(model(inputs)), expected, atol=1e-5)
+
+
+# --- a trained preset (tests/data/numbers_preset, made by make_numbers_preset.py) ---
+
+NUMBERS_PRESET = os.path.join(HERE, "data", "numbers_preset")
+
+
+@pytest.fixture(scope="module")
+def numbers():
+    splits = default_task_splits(seed=0)
+    src, tgt = splits["test"]
+    return {"lm": kt.TransformerSeq2SeqLM.from_preset(NUMBERS_PRESET), "src": src[:64], "tgt": tgt[:64]}
+
+
+def test_trained_preset_translates_and_keeps_its_settings(numbers):
+    lm = numbers["lm"]
+    assert lm.decode_options == DecodeOptions(max_extra_length=16)
+    translations = lm.generate(numbers["src"], batch_size=64)
+    exact = np.mean([a == b for a, b in zip(translations, numbers["tgt"])])
+    assert exact >= 0.95, exact
+    numbers["translations"] = translations
+
+
+def test_quantize_int8_keeps_translations_of_a_trained_preset(numbers, tmp_path):
+    lm = kt.TransformerSeq2SeqLM.from_preset(NUMBERS_PRESET)
+    lm.quantize("int8")
+    assert lm.backbone.get_config()["dtype"]["class_name"] == "DTypePolicyMap"
+    expected = numbers.get("translations") or numbers["lm"].generate(numbers["src"], batch_size=64)
+    quantized = lm.generate(numbers["src"], batch_size=64)
+    identical = np.mean([a == b for a, b in zip(quantized, expected)])
+    assert identical >= 0.95, identical
+    # int8 kernels move the logits, by a small fraction of their range.
+    inputs = {
+        "encoder_token_ids": np.array([[41, 52, 10, 49, 3, 0]], "int32"),
+        "decoder_token_ids": np.array([[2, 41, 39, 43]], "int32"),
+    }
+    logits = keras.ops.convert_to_numpy(numbers["lm"].backbone(inputs))
+    quantized_logits = keras.ops.convert_to_numpy(lm.backbone(inputs))
+    assert not np.array_equal(logits, quantized_logits)
+    assert np.abs(logits - quantized_logits).max() < 0.05 * np.ptp(logits)
+    # A quantized preset reloads quantized, with the same weights.
+    lm.save_to_preset(str(tmp_path))
+    reloaded = kt.TransformerSeq2SeqLM.from_preset(str(tmp_path))
+    assert reloaded.backbone.get_config()["dtype"]["class_name"] == "DTypePolicyMap"
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(reloaded.backbone(inputs)), quantized_logits)
+
+
+def test_generate_takes_the_decode_options(numbers):
+    lm = numbers["lm"]
+    sentences = numbers["src"][:4]
+    greedy = lm.generate(sentences, beam_size=1)
+    # top_k=1 sampling is greedy search; a seed makes sampling reproducible.
+    assert lm.generate(sentences, beam_size=1, sampling=True, top_k=1, seed=3) == greedy
+    sampled = lm.generate(sentences, beam_size=1, sampling=True, temperature=5.0, seed=7)
+    assert lm.generate(sentences, beam_size=1, sampling=True, temperature=5.0, seed=7) == sampled
+    options = DecodeOptions(beam_size=1)
+    assert lm.generate(sentences, options=options) == greedy
+    # decoder_text: target prefixes, one per source ("" for none).
+    prefixed = lm.generate(
+        {"encoder_text": sentences[:2], "decoder_text": ["vier", ""]}, beam_size=1
+    )
+    assert prefixed[0].startswith("vier") and prefixed[1] == greedy[1]
+    texts, scores = lm.generate(sentences[:2], num_return=3, return_scores=True)
+    assert [len(t) for t in texts] == [3, 3] and all(list(s) == sorted(s, reverse=True) for s in scores)
+    # Bad options are refused with their name, before any compilation.
+    for bad, name in (({"top_p": 1.5, "sampling": True, "beam_size": 1}, "top_p"),
+                      ({"num_return": 5}, "num_return"), ({"temperature": 0.5}, "temperature"),
+                      ({"beam_size": 0}, "beam_size")):  # fmt: skip
+        with pytest.raises(ValueError, match=name):
+            lm.generate(sentences, **bad)
+    with pytest.raises(ValueError, match="2 prefixes for 4 sources"):
+        lm.generate({"encoder_text": sentences, "decoder_text": ["", ""]})
+    with pytest.raises(ValueError, match="Unknown decode option"):
+        lm.generate(sentences, beam_width=2)
+
+
+def test_translator_and_cli_accept_a_preset_directory(numbers, tmp_path, capsys):
+    from keras_transformer import cli
+
+    translator = kt.Translator.from_directory(NUMBERS_PRESET)
+    sentences = numbers["src"][:4]
+    assert translator.translate(sentences, max_extra_length=16) == numbers["lm"].generate(sentences)
+    source = tmp_path / "src.txt"
+    source.write_text("\n".join(sentences) + "\n")
+    assert cli.main(["translate", "--model-dir", NUMBERS_PRESET, "--input", str(source)]) == 0
+    # The preset's generation defaults (max_extra_length=16) apply.
+    assert capsys.readouterr().out.splitlines() == numbers["lm"].generate(sentences)
+    # A run directory with the preset in preset/ is found too.
+    run = tmp_path / "run"
+    shutil.copytree(NUMBERS_PRESET, str(run / "preset"))
+    from keras_transformer.run_directory import find_trained_model
+
+    assert find_trained_model(str(run)).kind == "preset"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(FileNotFoundError, match="No trained model in .*empty"):
+        kt.Translator.from_directory(str(empty))

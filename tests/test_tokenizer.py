@@ -8,7 +8,7 @@ import pytest
 import sentencepiece as spm
 import tensorflow as tf
 
-from keras_transformer.data.tokenizer import MODEL_FILENAME
+from keras_transformer.run_directory import VOCABULARY_FILENAME as MODEL_FILENAME
 from keras_transformer.data.tokenizer import SubwordTokenizer
 from keras_transformer.special_tokens import BOS_ID
 from keras_transformer.special_tokens import EOS_ID

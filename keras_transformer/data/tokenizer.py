@@ -18,6 +18,7 @@ import tensorflow_text as tf_text
 from tensorflow.python.trackable import resource as tf_resource
 from tensorflow_text.python.ops import sentencepiece_tokenizer as tf_text_sp
 
+from keras_transformer.run_directory import VOCABULARY_FILENAME
 from keras_transformer.special_tokens import BOS_ID
 from keras_transformer.special_tokens import BOS_PIECE
 from keras_transformer.special_tokens import EOS_ID
@@ -27,7 +28,6 @@ from keras_transformer.special_tokens import PAD_PIECE
 from keras_transformer.special_tokens import UNK_ID
 from keras_transformer.special_tokens import UNK_PIECE
 
-MODEL_FILENAME = "vocab.spm"
 
 _TOO_SMALL = re.compile(r"smaller than required_chars\. (\d+) vs (\d+)")
 _TOO_LARGE = re.compile(r"Vocabulary size too high \((\d+)\).*<= (\d+)")
@@ -191,7 +191,7 @@ class SubwordTokenizer(tf.Module):
     def save(self, directory):
         """Write the model proto to ``directory/vocab.spm``; returns the path."""
         os.makedirs(directory, exist_ok=True)
-        path = os.path.join(directory, MODEL_FILENAME)
+        path = os.path.join(directory, VOCABULARY_FILENAME)
         with open(path, "wb") as f:
             f.write(self._proto)
         return path
@@ -209,11 +209,11 @@ class SubwordTokenizer(tf.Module):
         """
         path = directory
         if os.path.isdir(directory):
-            path = os.path.join(directory, MODEL_FILENAME)
+            path = os.path.join(directory, VOCABULARY_FILENAME)
         if not os.path.isfile(path):
             raise FileNotFoundError(
                 f"No SentencePiece model at {path!r} (expected the "
-                f"{MODEL_FILENAME} written by SubwordTokenizer.save)."
+                f"{VOCABULARY_FILENAME} written by SubwordTokenizer.save)."
             )
         try:
             with open(path, "rb") as f:

@@ -38,9 +38,10 @@ TASK_CONFIG_FILE = "task.json"
 TOKENIZER_CONFIG_FILE = "tokenizer.json"
 MODEL_WEIGHTS_FILE = "model.weights.h5"
 SHARDED_MODEL_WEIGHTS_FILE = "model.weights.json"
-TOKENIZER_ASSET = os.path.join("assets", "tokenizer", "vocabulary.spm")
-# What `keras-transformer train` may write inside its run directory.
-RUN_PRESET_DIRNAME = "preset"
+from keras_transformer.run_directory import (  # noqa: E402
+    PRESET_VOCABULARY_PATH as TOKENIZER_ASSET,
+    RUN_PRESET_DIRNAME,
+)
 BACKBONE_REGISTERED_NAME = "keras_transformer>Transformer"
 
 TRAINED_PRESETS = {}

@@ -1,5 +1,6 @@
 """`TransformerSeq2SeqLM`: the keras-hub task: ``fit`` on strings, ``generate``, presets."""
 
+import dataclasses
 import json
 import os
 
@@ -7,6 +8,7 @@ import keras
 from keras_hub.models import Seq2SeqLM
 from keras_hub.src.models.causal_lm import CausalLM
 
+from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.hub import presets as preset_lib
 from keras_transformer.hub.seq_2_seq_lm_preprocessor import (
     TransformerSeq2SeqLMPreprocessor,
@@ -19,6 +21,7 @@ from keras_transformer.schedules import transformer_optimizer
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
 SEARCHES = ("beam", "greedy")
+_DECODE_FIELDS = tuple(field.name for field in dataclasses.fields(DecodeOptions))
 
 
 class _TranslatorTokenizer:
@@ -54,17 +57,21 @@ class _TranslatorTokenizer:
         return [self.tokenizer.id_to_token(int(i)) for i in ids]
 
 
-def _check_generation_settings(beam_size, alpha, max_extra_length, max_source_length, batch_size):
-    for name, value in (
-        ("beam_size", beam_size),
-        ("max_extra_length", max_extra_length),
-        ("max_source_length", max_source_length),
-        ("batch_size", batch_size),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int. Received: {name}={value!r}")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or alpha < 0:
-        raise ValueError(f"alpha must be a float >= 0. Received: alpha={alpha!r}")
+def _strings(values, name):
+    if isinstance(values, dict) or not hasattr(values, "__iter__"):
+        raise ValueError(f"{name} must be a str or a list of str. Received: {type(values).__name__}")
+    strings = []
+    for value in values:
+        if isinstance(value, bytes):
+            value = value.decode("utf-8")
+        elif hasattr(value, "numpy"):  # a tf.string scalar
+            value = value.numpy().decode("utf-8")
+        if not isinstance(value, str):
+            raise ValueError(
+                f"{name} must hold strings. Received an item of type {type(value).__name__}"
+            )
+        strings.append(value)
+    return strings
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
@@ -98,13 +105,13 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         backbone: a `keras_transformer.Transformer`.
         preprocessor: a `TransformerSeq2SeqLMPreprocessor` or None (then
             ``fit`` takes token ids and ``generate`` is unavailable).
-        beam_size: int. Default beam size of ``generate``. Defaults to 4.
-        alpha: float. Default length-penalty exponent. Defaults to 0.6.
-        max_extra_length: int. Output length limit = source length + this.
-            Defaults to 50.
-        max_source_length: int. Longer sources are truncated (EOS kept).
-            Defaults to 256.
+        decode_options: a `keras_transformer.decoding.DecodeOptions` (or a
+            dict of its fields): the defaults of ``generate``, saved in the
+            preset. Defaults to the paper's beam 4, alpha 0.6.
         batch_size: int. Sentences per generation batch. Defaults to 32.
+        beam_size, alpha, max_extra_length, max_source_length, and any other
+            `DecodeOptions` field: replace that field of ``decode_options``
+            (keras-hub style shortcuts, e.g. ``beam_size=1``).
 
     Example:
 
@@ -123,10 +130,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         self,
         backbone,
         preprocessor=None,
-        beam_size=4,
-        alpha=0.6,
-        max_extra_length=50,
-        max_source_length=256,
+        decode_options=None,
         batch_size=32,
         **kwargs,
     ):
@@ -135,9 +139,20 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
                 "TransformerSeq2SeqLM needs a keras_transformer.Transformer "
                 f"backbone. Received: {type(backbone).__name__}"
             )
-        _check_generation_settings(
-            beam_size, alpha, max_extra_length, max_source_length, batch_size
-        )
+        # Validated once, by DecodeOptions (errors name the field).
+        fields = {name: kwargs.pop(name) for name in _DECODE_FIELDS if name in kwargs}
+        if decode_options is None:
+            decode_options = DecodeOptions()
+        elif isinstance(decode_options, dict):
+            decode_options = DecodeOptions.from_dict(decode_options)
+        elif not isinstance(decode_options, DecodeOptions):
+            raise ValueError(
+                "decode_options must be a DecodeOptions or a dict of its fields. "
+                f"Received: {type(decode_options).__name__}"
+            )
+        decode_options = decode_options.replace(**fields) if fields else decode_options
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int. Received: batch_size={batch_size!r}")
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor
@@ -148,14 +163,17 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
         # === Config ===
-        self.beam_size = beam_size
-        self.alpha = float(alpha)
-        self.max_extra_length = max_extra_length
-        self.max_source_length = max_source_length
+        self.decode_options = decode_options
         self.batch_size = batch_size
         self._search = "beam"
         self._translator = None
         self._translator_key = None
+
+    # keras-hub style read-only views of the generation defaults.
+    beam_size = property(lambda self: self.decode_options.beam_size)
+    alpha = property(lambda self: self.decode_options.alpha)
+    max_extra_length = property(lambda self: self.decode_options.max_extra_length)
+    max_source_length = property(lambda self: self.decode_options.max_source_length)
 
     def compile(
         self,
@@ -238,71 +256,92 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         self,
         inputs,
         max_length=None,
-        beam_size=None,
-        alpha=None,
-        max_extra_length=None,
-        num_return=1,
-        return_scores=False,
-        min_output_length=0,
-        max_output_lengths=None,
+        options=None,
         batch_size=None,
+        return_scores=False,
+        return_alignments=False,
+        alignment_layer=-1,
+        max_output_lengths=None,
         verbose=False,
+        **option_overrides,
     ):
-        """Translates strings with the package's beam search.
+        """Translates strings on the package's one decode path (the search of
+        `keras_transformer.Translator`).
 
         Args:
-            inputs: str, list of str, or a dict whose ``"encoder_text"`` holds
-                them (``"decoder_text"`` prefixes are not supported yet).
+            inputs: str, list of str, or a dict with ``"encoder_text"`` (the
+                sources) and optionally ``"decoder_text"`` (target prefixes,
+                one per source: each output starts with that text, then the
+                search continues; "" for none).
             max_length: int. keras-hub's name for a cap on the output length
                 (tokens, EOS included) of every sentence.
-            beam_size, alpha, max_extra_length: default to the task's settings
-                (saved in the preset); ``compile(sampler="greedy")`` makes
-                the default beam size 1.
-            num_return, return_scores, min_output_length, max_output_lengths,
-            batch_size, verbose: as in `Translator.translate`.
+            options: a `DecodeOptions`; defaults to the task's
+                ``decode_options`` (saved in the preset), with beam size 1
+                after ``compile(sampler="greedy")``.
+            batch_size: int. Defaults to the task's ``batch_size``.
+            return_scores, return_alignments, alignment_layer,
+            max_output_lengths, verbose: as in `Translator.translate`.
+            **option_overrides: `DecodeOptions` fields replacing those of
+                ``options``: ``beam_size=``, ``alpha=``, ``num_return=``
+                (n-best), ``sampling=True, top_k=, top_p=, temperature=,
+                seed=``, ``min_length=``, ...
 
         Returns:
-            As `Translator.translate`: a str for a str input, else a list.
+            As `Translator.translate`: a str for a str input (a list of str
+            with ``num_return > 1``), else a list; with ``return_scores``
+            and/or ``return_alignments`` a tuple ``(texts, scores,
+            alignments)`` of what was asked for.
+
+        Raises:
+            ValueError: a bad or unknown decode option (naming it), before
+                any compilation.
         """
+        if options is None:
+            options = self.decode_options
+            if self._search == "greedy" and "beam_size" not in option_overrides:
+                options = options.replace(beam_size=1, num_return=1)
+        translator = self.translator()
+        options = translator.decode_options(options, **option_overrides)
+        prefixes = None
         if isinstance(inputs, dict):
-            prefixes = inputs.get("decoder_text")
-            if prefixes is not None and any(
-                p for p in ([prefixes] if isinstance(prefixes, str) else prefixes)
-            ):
+            unknown = sorted(set(inputs) - {"encoder_text", "decoder_text"})
+            if unknown or "encoder_text" not in inputs:
                 raise ValueError(
-                    "generate does not support decoder_text prefixes yet; "
-                    "pass the source strings only."
+                    "generate takes a dict with 'encoder_text' (and optionally "
+                    f"'decoder_text' prefixes). Received keys: {sorted(inputs)}"
                 )
+            prefixes = inputs.get("decoder_text")
             inputs = inputs["encoder_text"]
         scalar = isinstance(inputs, (str, bytes))
-        sentences = [inputs] if scalar else list(inputs)
-        sentences = [s.decode("utf-8") if isinstance(s, bytes) else s for s in sentences]
-        if beam_size is None:
-            beam_size = 1 if self._search == "greedy" else self.beam_size
+        sentences = _strings([inputs] if scalar else inputs, "encoder_text")
+        if prefixes is not None:
+            prefixes = _strings([prefixes] if isinstance(prefixes, (str, bytes)) else prefixes, "decoder_text")
+            if len(prefixes) != len(sentences):
+                raise ValueError(
+                    f"decoder_text has {len(prefixes)} prefixes for "
+                    f"{len(sentences)} sources; give one per source."
+                )
         if max_length is not None:
             caps = [max_length] * len(sentences)
             if max_output_lengths is not None:
                 caps = [min(a, b) for a, b in zip(caps, max_output_lengths)]
             max_output_lengths = caps
-        result = self.translator().translate(
+        result = translator.translate(
             sentences,
-            beam_size=beam_size,
-            alpha=self.alpha if alpha is None else alpha,
-            max_extra_length=(
-                self.max_extra_length if max_extra_length is None else max_extra_length
-            ),
+            options,
             batch_size=batch_size,
-            num_return=num_return,
             return_scores=return_scores,
-            min_output_length=min_output_length,
+            return_alignments=return_alignments,
+            alignment_layer=alignment_layer,
+            target_prefix=prefixes,
             max_output_lengths=max_output_lengths,
             verbose=verbose,
         )
-        if scalar:
-            if return_scores:
-                return result[0][0], result[1][0]
-            return result[0]
-        return result
+        if not scalar:
+            return result
+        if isinstance(result, tuple):
+            return tuple(part[0] for part in result)
+        return result[0]
 
     # --- configuration and presets ---
 
@@ -310,10 +349,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         config = super().get_config()
         config.update(
             {
-                "beam_size": self.beam_size,
-                "alpha": self.alpha,
-                "max_extra_length": self.max_extra_length,
-                "max_source_length": self.max_source_length,
+                "decode_options": self.decode_options.to_dict(),
                 "batch_size": self.batch_size,
             }
         )
