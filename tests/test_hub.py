@@ -358,13 +358,17 @@ def test_trained_preset_translates_and_keeps_its_settings(numbers):
 
 
 def test_quantize_int8_keeps_translations_of_a_trained_preset(numbers, tmp_path):
+    expected = numbers.get("translations") or numbers["lm"].generate(numbers["src"], batch_size=64)
+    # Translator(quantize="int8"): Keras' Model.quantize, in place.
+    translator = kt.Translator.from_directory(NUMBERS_PRESET, quantize="int8", batch_size=64)
+    assert any("int8" in str(v.dtype) for v in translator.model.weights)
+    quantized = translator.translate(numbers["src"], max_extra_length=16)
+    identical = np.mean([a == b for a, b in zip(quantized, expected)])
+    assert identical >= 0.95, identical
+    # The task's quantize("int8") is the same quantization.
     lm = kt.TransformerSeq2SeqLM.from_preset(NUMBERS_PRESET)
     lm.quantize("int8")
     assert lm.backbone.get_config()["dtype"]["class_name"] == "DTypePolicyMap"
-    expected = numbers.get("translations") or numbers["lm"].generate(numbers["src"], batch_size=64)
-    quantized = lm.generate(numbers["src"], batch_size=64)
-    identical = np.mean([a == b for a, b in zip(quantized, expected)])
-    assert identical >= 0.95, identical
     # int8 kernels move the logits, by a small fraction of their range.
     inputs = {
         "encoder_token_ids": np.array([[41, 52, 10, 49, 3, 0]], "int32"),
@@ -372,6 +376,7 @@ def test_quantize_int8_keeps_translations_of_a_trained_preset(numbers, tmp_path)
     }
     logits = keras.ops.convert_to_numpy(numbers["lm"].backbone(inputs))
     quantized_logits = keras.ops.convert_to_numpy(lm.backbone(inputs))
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(translator.model(inputs)), quantized_logits)
     assert not np.array_equal(logits, quantized_logits)
     assert np.abs(logits - quantized_logits).max() < 0.05 * np.ptp(logits)
     # A quantized preset reloads quantized, with the same weights.

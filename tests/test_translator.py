@@ -354,23 +354,6 @@ def test_bad_decode_arguments_raise_before_compiling(translator):
     assert translator.generator.trace_count == count
 
 
-def test_quantize_int8_scores_with_int8_kernels(translator):
-    # (Translations of a quantized model are compared with its SavedModel in
-    # tests/test_export.py; here the cheaper forced pass.)
-    model = Transformer.from_config(translator.model.get_config())
-    model.set_weights(translator.model.get_weights())
-    quantized = Translator(model, translator.tokenizer, batch_size=4, quantize="int8")
-    assert quantized.model is model  # in place
-    assert any("int8" in str(v.dtype) for v in model.weights)
-    # int8 kernels move the log-probabilities of the same targets a little.
-    ids = translator.tokenizer.encode(_SENTENCES)
-    targets = [[5, 6, 7], [8], [], [9, 10]]
-    scores = quantized.score_token_ids(ids, targets)
-    float_scores = translator.score_token_ids(ids, targets)
-    assert not np.allclose(scores, float_scores, rtol=0, atol=1e-7)
-    np.testing.assert_allclose(scores, float_scores, rtol=0.05, atol=0.05)
-
-
 NUMBERS_PRESET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "numbers_preset")
 
 
