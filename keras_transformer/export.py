@@ -32,6 +32,15 @@ Signatures:
   (EOS-terminated, 0-padded) and ``scores``. Ids outside
   ``[0, vocabulary_size)`` fail the request with ``INVALID_ARGUMENT``
   "token_ids contains id ... outside [0, V)".
+- ``translate_prefix``: ``sources`` and ``prefixes`` string ``[None]``
+  -> ``translations``, ``scores``: each output starts with its prefix ("" for
+  none), then the beam search continues (``Translator.translate(...,
+  target_prefix=...)``). A prefix that leaves no room for EOS fails the
+  request with ``INVALID_ARGUMENT``.
+- ``translate_sample``: ``sentences`` string ``[None]`` and ``seed`` int32
+  scalar -> ``translations``, ``scores``: one sample per sentence
+  (temperature, top-k, top-p fixed at export), the samples of
+  ``Translator.translate(sentences, sampling=True, seed=seed, ...)``.
 - ``score``: ``sources`` and ``targets`` string ``[None]`` -> ``scores``
   float32 ``[None]``: each pair's total log-probability of the target
   (EOS included), no length penalty, as `Translator.score`.
@@ -52,8 +61,13 @@ from keras_transformer.special_tokens import PAD_ID, UNK_ID
 WARMUP_SENTENCES = ("A man is running.", "Two dogs play in the snow.", "")
 
 
-def _export_options(beam_size, alpha, max_extra_length, max_source_length, n_best):
-    """The export's `DecodeOptions` and its n-best size (validated)."""
+_SAMPLING_KEYS = ("temperature", "top_k", "top_p")
+
+
+def _export_options(beam_size, alpha, max_extra_length, max_source_length, n_best, sampling=None):
+    """The export's `DecodeOptions`, its n-best size and the
+    ``translate_sample`` signature's options (all validated, errors naming
+    the option)."""
     from keras_transformer.decoding.options import DecodeOptions
 
     options = DecodeOptions(
@@ -65,10 +79,19 @@ def _export_options(beam_size, alpha, max_extra_length, max_source_length, n_bes
     if n_best is None:
         n_best = options.beam_size
     options.replace(num_return=n_best)  # n_best <= beam_size, named if not
-    return options, n_best
+    sampling = dict(sampling or {})
+    unknown = sorted(set(sampling) - set(_SAMPLING_KEYS))
+    if unknown:
+        raise ValueError(
+            f"Unknown sampling setting(s) {unknown}; the sampling signature "
+            f"takes {list(_SAMPLING_KEYS)}."
+        )
+    sampling = {k: v for k, v in sampling.items() if v is not None}
+    sample_options = options.replace(beam_size=1, sampling=True, **sampling)
+    return options, n_best, sample_options
 
 
-def _build_module(model, tokenizer, vocabulary_path, options, n_best):
+def _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_options):
     """A `tf.Module` whose signatures all run `decode_token_ids` /
     `prepare_sources` / `token_log_probs`: the `Translator`'s code."""
     import tensorflow as tf
@@ -82,11 +105,18 @@ def _build_module(model, tokenizer, vocabulary_path, options, n_best):
     keep = source_limit(options.max_source_length, max_positions) - 1
     best = StaticDecode.from_options(options.replace(num_return=1), max_positions)
     nbest = StaticDecode.from_options(options.replace(num_return=n_best), max_positions)
+    sample = StaticDecode.from_options(sample_options, max_positions)
     tokenizer_size = tokenizer.vocabulary_size
 
-    def decode(token_ids, static):
-        # token_ids: int32 (batch, length), 0-padded, no EOS.
+    def decode(token_ids, static, seed=None, prefix_ids=None, prefix_lengths=None):
+        # token_ids: int32 (batch, length), 0-padded, no EOS. prefix_ids:
+        # (batch, P) forced output prefixes, prefix_lengths (batch,).
         batch = tf.shape(token_ids)[0]
+        if prefix_ids is None:
+            prefix_ids = tf.zeros([batch, 1], tf.int32)
+            prefix_lengths = tf.zeros([batch], tf.int32)
+        if seed is None:
+            seed = tf.constant(0, tf.int32)
         width = tf.minimum(tf.shape(token_ids)[1], keep)
         # The output buffer: the longest source's limit (prepare_sources
         # gives each row its own).
@@ -102,10 +132,10 @@ def _build_module(model, tokenizer, vocabulary_path, options, n_best):
                 max_length,
                 tf.constant(options.alpha, tf.float32),
                 tf.constant(options.min_length, tf.int32),
-                tf.constant(0, tf.int32),
-                tf.range(batch, dtype=tf.int32),
-                tf.zeros([batch, 1], tf.int32),
-                tf.zeros([batch], tf.int32),
+                seed,
+                tf.range(batch, dtype=tf.int32),  # sampling: as Translator's row ids
+                prefix_ids,
+                prefix_lengths,
                 static,
             )
             return tf.cast(sequences, tf.int32), tf.cast(scores, tf.float32)
@@ -159,6 +189,57 @@ def _build_module(model, tokenizer, vocabulary_path, options, n_best):
             translations = tf.reshape(detokenize(flat), [shape[0], n_best])
             translations = tf.where(blank[:, None], tf.constant(""), translations)
             scores = tf.where(blank[:, None], tf.zeros_like(scores), scores)
+            return {"translations": translations, "scores": scores}
+
+        @tf.function(
+            input_signature=[
+                tf.TensorSpec([None], tf.string, name="sources"),
+                tf.TensorSpec([None], tf.string, name="prefixes"),
+            ]
+        )
+        def serve_prefix(self, sources, prefixes):
+            # Each output starts with its prefix's tokens ("" for none), then
+            # the beam search continues, as Translator(target_prefix=...).
+            token_ids, blank = self._pieces(sources)
+            prefix_pieces = self.tokenizer.tokenize(prefixes)
+            tf.debugging.assert_equal(
+                tf.shape(token_ids)[0], prefix_pieces.nrows(out_type=tf.int32),
+                message="translate_prefix needs one prefix per source",
+            )
+            prefix_lengths = tf.cast(prefix_pieces.row_lengths(), tf.int32)
+            prefix_ids = tf.cast(prefix_pieces.to_tensor(default_value=PAD_ID), tf.int32)
+            prefix_ids = tf.pad(prefix_ids, [[0, 0], [0, 1]])  # at least 1 column
+            _, limits = prepare_sources(
+                token_ids, options.max_source_length, options.max_extra_length, max_positions
+            )
+            tf.debugging.assert_less(
+                prefix_lengths, tf.cast(limits, tf.int32),
+                message="a prefix leaves no room for EOS in its output "
+                "(raise --max-extra-length at export or shorten the prefix)",
+            )
+            sequences, scores = decode(token_ids, best, prefix_ids=prefix_ids, prefix_lengths=prefix_lengths)
+            translations = detokenize(sequences[:, 0])
+            # Blank sources: empty translation, score 0 (as serving_default).
+            translations = tf.where(blank, tf.constant(""), translations)
+            scores = tf.where(blank, tf.zeros_like(scores[:, 0]), scores[:, 0])
+            return {"translations": translations, "scores": scores}
+
+        @tf.function(
+            input_signature=[
+                tf.TensorSpec([None], tf.string, name="sentences"),
+                tf.TensorSpec([], tf.int32, name="seed"),
+            ]
+        )
+        def serve_sample(self, sentences, seed):
+            # One sample per sentence (temperature/top_k/top_p fixed at
+            # export); the same seed gives Translator.translate(sentences,
+            # sampling=True, seed=seed)'s samples.
+            token_ids, blank = self._pieces(sentences)
+            tf.debugging.assert_non_negative(seed, message="seed must be >= 0")
+            sequences, scores = decode(token_ids, sample, seed=seed)
+            translations = detokenize(sequences[:, 0])
+            translations = tf.where(blank, tf.constant(""), translations)
+            scores = tf.where(blank, tf.zeros_like(scores[:, 0]), scores[:, 0])
             return {"translations": translations, "scores": scores}
 
         @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="token_ids")])
@@ -233,15 +314,15 @@ def _write_warmup_requests(version_dir, signature_name="serving_default"):
 
 def _export_here(
     model_dir, export_dir, version, beam_size, alpha, max_extra_length,
-    max_source_length, warmup, n_best=None, quantize=None,
+    max_source_length, warmup, n_best=None, quantize=None, sampling=None,
 ):
     import tensorflow as tf
 
     from keras_transformer.decoding.sources import check_vocabulary
     from keras_transformer.run_directory import find_trained_model
 
-    options, n_best = _export_options(
-        beam_size, alpha, max_extra_length, max_source_length, n_best
+    options, n_best, sample_options = _export_options(
+        beam_size, alpha, max_extra_length, max_source_length, n_best, sampling
     )
     # A run directory or a keras-hub preset; errors name the file (a
     # truncated or corrupt model.keras, ...).
@@ -253,7 +334,7 @@ def _export_here(
     if quantize is not None:
         model.quantize(quantize)
     vocabulary_path = files.vocabulary_path
-    module = _build_module(model, tokenizer, vocabulary_path, options, n_best)
+    module = _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_options)
     version_dir = os.path.join(export_dir, str(version))
     if os.path.exists(version_dir):
         raise FileExistsError(
@@ -264,6 +345,8 @@ def _export_here(
         "serving_default": module.serve.get_concrete_function(),
         "translate_nbest": module.serve_nbest.get_concrete_function(),
         "translate_token_ids": module.serve_token_ids.get_concrete_function(),
+        "translate_prefix": module.serve_prefix.get_concrete_function(),
+        "translate_sample": module.serve_sample.get_concrete_function(),
         "score": module.serve_score.get_concrete_function(),
     }
     tf.saved_model.save(module, version_dir, signatures=signatures)
@@ -277,6 +360,7 @@ def _export_here(
         "n_best": n_best,
         "quantize": quantize,
         "decode_options": options.to_dict(),
+        "sample_options": sample_options.to_dict(),
         "model_dir": os.path.abspath(model_dir),
         "tensorflow": tf.__version__,
         "signatures": sorted(signatures),
@@ -298,6 +382,7 @@ def export_saved_model(
     warmup=True,
     n_best=None,
     quantize=None,
+    sampling=None,
 ):
     """Exports the trained model in ``model_dir`` (a run directory:
     ``model.keras`` + ``vocab.spm``, or a keras-hub preset written by
@@ -307,14 +392,16 @@ def export_saved_model(
     ``beam_size``, ``alpha``, ``max_extra_length`` and ``max_source_length``
     are `DecodeOptions` fields, validated as such. ``n_best`` (default: the
     beam size, at most the beam size) fixes the ``k`` of the
-    ``translate_nbest`` signature. ``quantize="int8"`` applies Keras'
-    ``Model.quantize`` before export.
+    ``translate_nbest`` signature. ``sampling``: a dict with
+    ``temperature``, ``top_k``, ``top_p`` for the ``translate_sample``
+    signature (default: plain sampling from the model's distribution).
+    ``quantize="int8"`` applies Keras' ``Model.quantize`` before export.
 
     Works under every Keras backend: outside TensorFlow it runs the export in
     a subprocess with ``KERAS_BACKEND=tensorflow``. Returns the version
     directory.
     """
-    _export_options(beam_size, alpha, max_extra_length, max_source_length, n_best)
+    _export_options(beam_size, alpha, max_extra_length, max_source_length, n_best, sampling)
     if quantize not in (None, "int8"):
         raise ValueError(f"quantize must be None or 'int8'. Received: quantize={quantize!r}")
     from keras_transformer.run_directory import find_trained_model
@@ -339,7 +426,7 @@ def export_saved_model(
         raise NotADirectoryError(f"The export directory {export_dir!r} is a file.")
     args = [
         model_dir, export_dir, version, beam_size, alpha, max_extra_length,
-        max_source_length, warmup, n_best, quantize,
+        max_source_length, warmup, n_best, quantize, sampling,
     ]
     import keras
 

@@ -30,7 +30,31 @@ SERVE = textwrap.dedent(
     serve = loaded.signatures["serving_default"]
     cases = json.loads(open(sys.argv[2]).read())
     pairs = cases.pop("_score")
+    prefixed = cases.pop("_prefix")
     out = {}
+
+    def texts(result):
+        return {
+            "translations": [t.decode("utf-8") for t in result["translations"].numpy()],
+            "scores": result["scores"].numpy().tolist(),
+        }
+
+    prefix = loaded.signatures["translate_prefix"]
+    strings = lambda values: tf.constant(values, dtype=tf.string)
+    out["prefix"] = texts(prefix(sources=strings(prefixed["sources"]), prefixes=strings(prefixed["prefixes"])))
+    out["prefix_empty"] = texts(prefix(sources=strings([]), prefixes=strings([])))
+    try:
+        prefix(sources=strings(["nine"]), prefixes=strings(["sieben " * 40]))
+        out["prefix_too_long"] = "no error"
+    except tf.errors.InvalidArgumentError as error:
+        out["prefix_too_long"] = error.message
+    sample = loaded.signatures["translate_sample"]
+    out["sample"] = {
+        str(seed): texts(sample(sentences=strings(prefixed["sources"]), seed=tf.constant(seed)))
+        for seed in (3, 11)
+    }
+    out["sample_again"] = texts(sample(sentences=strings(prefixed["sources"]), seed=tf.constant(3)))
+    out["sample_blank"] = texts(sample(sentences=strings(["", " "]), seed=tf.constant(1)))
     nbest = loaded.signatures["translate_nbest"]
     out["nbest"] = {}
     for name in ("ordinary", "blank", "empty_batch", "mixed_lengths"):
@@ -119,7 +143,11 @@ def test_export_serves_like_the_translator(model_dir, tmp_path):
         "targets": ["einundzwanzig", "dreihundertfünfundvierzig", "", "tausend", "zwei", "", "sieben"],
     }
     cases_path = tmp_path / "cases.json"
-    cases_path.write_text(json.dumps(dict(cases, _score=score_pairs)))
+    prefix_cases = {
+        "sources": ["twenty-one", "three hundred forty-five", "nine", "one thousand two"],
+        "prefixes": ["ein", "", "neun", "zwei"],
+    }
+    cases_path.write_text(json.dumps(dict(cases, _score=score_pairs, _prefix=prefix_cases)))
     script = tmp_path / "serve.py"
     script.write_text(SERVE)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
@@ -163,6 +191,25 @@ def test_export_serves_like_the_translator(model_dir, tmp_path):
         "translations": [["", ""]] * 3, "scores": [[0.0, 0.0]] * 3
     }
     assert served["nbest"]["empty_batch"] == {"translations": [], "scores": []}
+    # translate_prefix is translate(target_prefix=...); translate_sample is
+    # translate(sampling=True, seed=...) (the same samples on every backend).
+    expected, scores = translator.translate(
+        prefix_cases["sources"], beam_size=BEAM, alpha=ALPHA, max_extra_length=EXTRA,
+        target_prefix=prefix_cases["prefixes"], return_scores=True,
+    )
+    assert served["prefix"]["translations"] == expected
+    np.testing.assert_allclose(served["prefix"]["scores"], scores, atol=1e-3)
+    assert served["prefix_empty"] == {"translations": [], "scores": []}
+    assert "a prefix leaves no room for EOS" in served["prefix_too_long"]
+    for seed in (3, 11):
+        expected = translator.translate(
+            prefix_cases["sources"], beam_size=1, sampling=True, seed=seed,
+            alpha=ALPHA, max_extra_length=EXTRA,
+        )
+        assert served["sample"][str(seed)]["translations"] == expected, seed
+    assert served["sample_again"] == served["sample"]["3"]
+    assert served["sample"]["3"] != served["sample"]["11"]
+    assert served["sample_blank"] == {"translations": ["", ""], "scores": [0.0, 0.0]}
     # score is Translator.score (blank sources and targets included).
     np.testing.assert_allclose(
         served["score"], translator.score(score_pairs["sources"], score_pairs["targets"]),
@@ -215,7 +262,8 @@ def test_saved_model_cli_lists_both_signatures(model_dir, tmp_path):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     out = result.stdout
-    for signature in ("serving_default", "translate_token_ids", "translate_nbest", "score"):
+    for signature in ("serving_default", "translate_token_ids", "translate_nbest", "score",
+                      "translate_prefix", "translate_sample"):
         assert f"signature_def['{signature}']" in out
     block = out.split("signature_def['serving_default']")[1]
     assert "dtype: DT_STRING" in block.split("output(s)")[0]
