@@ -152,6 +152,12 @@ def _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_opt
         sequences = tf.where(sequences < tokenizer_size, sequences, UNK_ID)
         return tokenizer.detokenize(sequences)
 
+    def best_of(sequences, scores, blank):
+        # The best hypothesis of each row; blank inputs: "" with score 0.
+        translations = tf.where(blank, tf.constant(""), detokenize(sequences[:, 0]))
+        scores = tf.where(blank, tf.zeros_like(scores[:, 0]), scores[:, 0])
+        return {"translations": translations, "scores": scores}
+
     class TranslationModule(tf.Module):
         def __init__(self):
             super().__init__(name="translator")
@@ -174,11 +180,7 @@ def _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_opt
         def serve(self, sentences):
             token_ids, blank = self._pieces(sentences)
             sequences, scores = decode(token_ids, best)
-            translations = detokenize(sequences[:, 0])
-            # Blank inputs: empty translation, score 0.
-            translations = tf.where(blank, tf.constant(""), translations)
-            scores = tf.where(blank, tf.zeros_like(scores[:, 0]), scores[:, 0])
-            return {"translations": translations, "scores": scores}
+            return best_of(sequences, scores, blank)
 
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="sentences")])
         def serve_nbest(self, sentences):
@@ -218,11 +220,7 @@ def _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_opt
                 "(raise --max-extra-length at export or shorten the prefix)",
             )
             sequences, scores = decode(token_ids, best, prefix_ids=prefix_ids, prefix_lengths=prefix_lengths)
-            translations = detokenize(sequences[:, 0])
-            # Blank sources: empty translation, score 0 (as serving_default).
-            translations = tf.where(blank, tf.constant(""), translations)
-            scores = tf.where(blank, tf.zeros_like(scores[:, 0]), scores[:, 0])
-            return {"translations": translations, "scores": scores}
+            return best_of(sequences, scores, blank)
 
         @tf.function(
             input_signature=[
@@ -237,10 +235,7 @@ def _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_opt
             token_ids, blank = self._pieces(sentences)
             tf.debugging.assert_non_negative(seed, message="seed must be >= 0")
             sequences, scores = decode(token_ids, sample, seed=seed)
-            translations = detokenize(sequences[:, 0])
-            translations = tf.where(blank, tf.constant(""), translations)
-            scores = tf.where(blank, tf.zeros_like(scores[:, 0]), scores[:, 0])
-            return {"translations": translations, "scores": scores}
+            return best_of(sequences, scores, blank)
 
         @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="token_ids")])
         def serve_token_ids(self, token_ids):
