@@ -17,46 +17,18 @@ traceback instead.
 """
 
 import argparse
+import dataclasses
 import json
 import math
 import os
 import subprocess
 import sys
 import textwrap
+import typing
 import zipfile
 
 BACKENDS = ("tensorflow", "jax", "torch")
 _REEXEC_MARKER = "KERAS_TRANSFORMER_CLI_REEXEC"
-
-# Explicit flags for the common training keys: (flag, config key, type, help).
-_TRAIN_FLAGS = (
-    ("--preset", "preset", str, "model preset: tiny, small, base or big"),
-    ("--train-src", "train_src", str, "training source file (plain or gzip)"),
-    ("--train-tgt", "train_tgt", str, "training target file"),
-    ("--valid-src", "valid_src", str, "validation source file"),
-    ("--valid-tgt", "valid_tgt", str, "validation target file"),
-    ("--test-src", "test_src", str, "test source file (final score)"),
-    ("--test-tgt", "test_tgt", str, "test target file"),
-    ("--output-dir", "output_dir", str, "run directory (model, vocabulary, config)"),
-    ("--vocabulary-size", "vocabulary_size", int, "shared BPE vocabulary size"),
-    ("--tokens-per-batch", "tokens_per_batch", int, "padded tokens per batch"),
-    ("--max-length", "max_length", int, "longest sequence in tokens"),
-    ("--epochs", "epochs", int, "number of epochs"),
-    ("--steps-per-epoch", "steps_per_epoch", int, "steps per epoch (checkpoint interval)"),
-    ("--max-steps", "max_steps", int, "stop after this many steps in total"),
-    ("--time-budget", "time_budget_minutes", float, "stop training after MINUTES"),
-    ("--warmup-steps", "warmup_steps", int, "learning-rate warmup steps"),
-    ("--lr-scale", "learning_rate_scale", float, "multiplies the paper's learning rate"),
-    ("--label-smoothing", "label_smoothing", float, "eps_ls (0.1 in the paper)"),
-    ("--seed", "seed", int, "random seed"),
-    ("--average-last-n", "average_last_n", int, "average the last N epoch checkpoints"),
-    ("--beam-size", "beam_size", int, "beam size of the final evaluation"),
-    ("--alpha", "alpha", float, "length penalty of the final evaluation"),
-    ("--eval-sentences", "eval_sentences", int, "score at most N test sentences (0: skip)"),
-    ("--dtype-policy", "dtype_policy", str, "e.g. mixed_bfloat16"),
-    ("--distribution", "distribution", str, "none, data, model (JAX) or multi-worker (TF)"),
-    ("--verbose", "verbose", int, "0 silent, 1 progress bars, 2 one line per epoch"),
-)
 
 _TRAIN_EPILOG = """\
 examples:
@@ -140,14 +112,7 @@ def build_parser():
         formatter_class=formatter,
     )
     train.add_argument("--config", metavar="FILE", help="YAML or JSON training config")
-    for flag, key, kind, text in _TRAIN_FLAGS:
-        metavar = {int: "N", float: "X"}.get(
-            kind, "FILE" if key.endswith(("_src", "_tgt")) else "NAME"
-        )
-        metavar = {"output_dir": "DIR", "time_budget_minutes": "MINUTES"}.get(key, metavar)
-        train.add_argument(
-            flag, dest=key, type=kind, default=argparse.SUPPRESS, help=text, metavar=metavar
-        )
+    _add_train_flags(train)
     train.add_argument(
         "--overwrite",
         action="store_true",
@@ -365,6 +330,64 @@ def build_parser():
     return parser
 
 
+def _train_flag_fields():
+    """The `TrainConfig` fields that have a ``train`` flag (all but
+    ``cli=False`` ones: ``model_overrides``, set with ``--set``, and
+    ``backend``, the ``--backend`` flag)."""
+    from keras_transformer.config import TrainConfig
+
+    return [f for f in dataclasses.fields(TrainConfig) if f.metadata.get("cli", True)]
+
+
+def _add_train_flags(parser):
+    """One flag per `TrainConfig` field, made from the field itself.
+
+    ``--name-with-dashes`` (and the spellings in the field's ``flags``
+    metadata), its ``doc`` metadata and default (unless null, which the doc
+    explains) as help. Text fields take
+    the text as is; the others read it as ``--set`` does (YAML: ``3``,
+    ``0.5``, ``true``, ``null``), and `TrainConfig` checks the type, so a
+    bad value is reported with the key's name.
+    """
+    for field in _train_flag_fields():
+        names = ["--" + field.name.replace("_", "-"), *field.metadata.get("flags", ())]
+        text_field = field.type in (str, typing.Optional[str])
+        if text_field:
+            kind, metavar = str, "NAME"
+            if field.name.endswith(("_src", "_tgt")):
+                metavar = "FILE"
+        else:
+            kind = _config_value(field.name)
+            metavar = {int: "N", float: "X", typing.Optional[int]: "N",
+                       typing.Optional[float]: "X"}.get(field.type, "VALUE")  # fmt: skip
+        metavar = field.metadata.get("metavar", metavar)
+        text = field.metadata.get("doc", field.name).replace("%", "%%")
+        if field.default not in (None, dataclasses.MISSING) and "auto: " not in text:
+            text += f" (default: {_yaml_text(field.default)})"
+        parser.add_argument(
+            *names, dest=field.name, type=kind, default=argparse.SUPPRESS,
+            help=text, metavar=metavar,
+        )  # fmt: skip
+
+
+def _config_value(key):
+    """An argparse type: the flag's text as the value of config key ``key``."""
+    from keras_transformer.config import parse_value
+
+    def convert(text):
+        return parse_value(key, text)
+
+    convert.__name__ = key  # argparse names it in its messages.
+    return convert
+
+
+def _yaml_text(value):
+    """A default as a config file spells it (true, 0.1, text)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def _wrap(text):
     return textwrap.fill(text, width=78)
 
@@ -494,7 +517,8 @@ def _train_config(args):
     from keras_transformer.config import TrainConfig, parse_overrides
 
     config = TrainConfig.from_file(args.config) if args.config else TrainConfig()
-    flags = {key: getattr(args, key) for _, key, _, _ in _TRAIN_FLAGS if hasattr(args, key)}
+    keys = [field.name for field in _train_flag_fields()]
+    flags = {key: getattr(args, key) for key in keys if hasattr(args, key)}
     if "backend" in args:
         flags["backend"] = args.backend
     config = config.replace(**flags)

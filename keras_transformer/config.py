@@ -18,18 +18,29 @@ config = TrainConfig.from_file("multi30k.yaml").replace(epochs=20)
 config = TrainConfig(train_src="train.en", train_tgt="train.de",
                      model_overrides={"num_layers": 3})
 ```
+
+This module does not import Keras (tested): the command line builds its
+``train`` flags from the fields' metadata (``doc``, and ``flags`` for
+extra spellings) and validates a config before choosing the backend.
 """
 
 import dataclasses
+import importlib.util
 import json
 import math
 import os
+import sys
 import typing
 
 from keras_transformer.presets import PRESETS
 
 BACKENDS = ("tensorflow", "jax", "torch")
 CONFIG_FILENAME = "config.json"
+# `keras_transformer.distribution.DISTRIBUTIONS`, repeated here because that
+# module imports Keras (a test checks the two agree).
+DISTRIBUTIONS = ("none", "data", "model", "multi-worker")
+KEEP_BEST = ("bleu", "loss")
+FINAL_MODELS = ("last", "best", "average")
 
 # Settings of the embedded default task (no data arguments). Chosen so that
 # `keras-transformer train` reaches >= 90% exact match on the 1000 held-out
@@ -65,8 +76,11 @@ USER_DATA_SETTINGS = dict(
 _AUTO = "auto: depends on the data (default task or your files)"
 
 
-def _field(default, doc):
-    return dataclasses.field(default=default, metadata={"doc": doc})
+def _field(default, doc, **metadata):
+    """A field with its one-line ``doc`` (the CLI's help) and CLI metadata:
+    ``flags`` (extra flag spellings), ``metavar``, ``cli=False`` (no flag;
+    ``--set`` still works)."""
+    return dataclasses.field(default=default, metadata=dict(metadata, doc=doc))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,7 +98,8 @@ class TrainConfig:
         train_src, train_tgt: str. Parallel training files (plain or gzip).
             None for both trains on the embedded default task.
         valid_src, valid_tgt: str. Validation files (loss/accuracy each
-            epoch, and the final score when no test files are given).
+            epoch, validation BLEU, the best checkpoint, and the final score
+            when no test files are given).
         test_src, test_tgt: str. Test files for the final score.
         vocabulary_size: int. Shared SentencePiece BPE vocabulary, trained
             on the training files when the output directory has none. Auto.
@@ -97,23 +112,54 @@ class TrainConfig:
             distinct batch shapes (more compilations under JAX). Defaults
             to 8.
         epochs: int. Epochs (passes over the data, or ``steps_per_epoch``
-            steps). Auto.
-        steps_per_epoch: int. Steps between checkpoints; None is one pass
-            over the training data.
-        max_steps: int. Stop after this many optimizer steps in total.
+            updates). Auto.
+        steps_per_epoch: int. Optimizer updates between checkpoints; None is
+            one pass over the training data.
+        max_steps: int. Stop after this many optimizer updates in total.
         time_budget_minutes: float. Stop training after this many minutes.
-        warmup_steps: int. Schedule warmup (§5.3). Auto.
+        accumulate_steps: int. Gradient accumulation: each optimizer update
+            averages the gradients of this many batches (Keras' optimizer
+            ``gradient_accumulation_steps``), as one batch this many times
+            larger would (fairseq's ``--update-freq``). ``steps_per_epoch``,
+            ``max_steps``, ``warmup_steps`` and ``eval_every_steps`` count
+            updates. Defaults to 1 (none).
+        warmup_steps: int. Schedule warmup (§5.3), in updates. Auto.
         learning_rate_scale: float. Multiplies the paper's rate. Auto.
         label_smoothing: float. eps_ls (§5.4). Defaults to 0.1.
+        ema_decay: float in (0, 1). Keep an exponential moving average of
+            the weights, ``ema = decay * ema + (1 - decay) * weights`` after
+            every update (Keras' optimizer ``use_ema``; with
+            ``accumulate_steps`` N, after every batch with decay ** (1/N));
+            validation BLEU, the best checkpoint and the final model use the
+            average. Epoch checkpoints and ``backup/`` hold the raw weights
+            and the optimizer state, which includes the average. None
+            (default) keeps no average.
         seed: int. Seeds the weights, dropout, shuffling and the vocabulary
             sampler. (The default task's train/valid/test split is fixed.)
         output_dir: str. Where model.keras, vocab.spm, config.json,
             checkpoints/, logs/ and backup/ go. Auto.
-        average_last_n: int. The final model averages the weights of the
-            last N epoch checkpoints (the paper averages 5). 1 keeps the last
-            weights. Auto.
+        average_last_n: int. With ``final_model="average"``, the final
+            model averages the weights of the last N epoch checkpoints (the
+            paper averages 5); 1 keeps the last weights. Auto.
         keep_checkpoints: int. Keep only the newest N epoch checkpoints
             (at least ``average_last_n``); None keeps all.
+        valid_bleu_sentences: int. Validation BLEU during training: greedy
+            decoding of the first N validation sentences, scored with
+            sacreBLEU and logged as ``val_bleu`` (and ``val_exact_match``)
+            in logs/history.csv, TensorBoard and logs/validation.csv. None
+            decodes them all; 0 (default) turns validation BLEU off.
+        eval_every_steps: int. Validation BLEU every N optimizer updates;
+            None (default) at the end of each epoch.
+        keep_best: "bleu" or "loss". Keep the weights with the best
+            validation BLEU (each validation BLEU) or loss (each epoch) in
+            ``checkpoints/best/``. None (default) keeps none.
+        patience: int. Stop training when the ``keep_best`` value has not
+            improved for this many evaluations. None (default) never stops.
+        final_model: "last", "best" or "average". What model.keras holds:
+            the weights at the end of training (the moving average with
+            ``ema_decay``), the best checkpoint, or the average of the last
+            ``average_last_n`` epoch checkpoints. Auto: "best" with
+            ``keep_best``, else "last" with ``ema_decay``, else "average".
         beam_size: int. Beam size of the final evaluation. Defaults to 4.
         alpha: float. Length penalty of the final evaluation (0.6).
         max_extra_length: int. Output length limit is source length plus
@@ -132,48 +178,110 @@ class TrainConfig:
     """
 
     # --- model ---
-    preset: typing.Optional[str] = _field(None, "model preset; " + _AUTO)
-    model_overrides: dict = dataclasses.field(
-        default_factory=dict, metadata={"doc": "preset arguments to replace"}
+    preset: typing.Optional[str] = _field(
+        None, "model preset: tiny, small, base or big; " + _AUTO
     )
-    dtype_policy: typing.Optional[str] = _field(None, "e.g. mixed_bfloat16")
+    model_overrides: dict = dataclasses.field(
+        default_factory=dict,
+        metadata={"doc": "preset arguments to replace", "cli": False},
+    )
+    dtype_policy: typing.Optional[str] = _field(None, "e.g. mixed_bfloat16; null: float32")
     # --- data ---
-    train_src: typing.Optional[str] = _field(None, "training source file")
+    train_src: typing.Optional[str] = _field(
+        None, "training source file (plain or gzip); null: the default task"
+    )
     train_tgt: typing.Optional[str] = _field(None, "training target file")
     valid_src: typing.Optional[str] = _field(None, "validation source file")
     valid_tgt: typing.Optional[str] = _field(None, "validation target file")
-    test_src: typing.Optional[str] = _field(None, "test source file")
+    test_src: typing.Optional[str] = _field(None, "test source file (final score)")
     test_tgt: typing.Optional[str] = _field(None, "test target file")
-    vocabulary_size: typing.Optional[int] = _field(None, _AUTO)
-    max_length: typing.Optional[int] = _field(None, _AUTO)
-    tokens_per_batch: typing.Optional[int] = _field(None, _AUTO)
-    bucket_step: int = _field(8, "length bucket width")
+    vocabulary_size: typing.Optional[int] = _field(
+        None, "shared BPE vocabulary size; " + _AUTO
+    )
+    max_length: typing.Optional[int] = _field(
+        None, "longest sequence in tokens; " + _AUTO
+    )
+    tokens_per_batch: typing.Optional[int] = _field(
+        None, "padded tokens per batch; " + _AUTO
+    )
+    bucket_step: int = _field(8, "length bucket width in tokens")
     # --- schedule ---
-    epochs: typing.Optional[int] = _field(None, _AUTO)
-    steps_per_epoch: typing.Optional[int] = _field(None, "None: one pass")
-    max_steps: typing.Optional[int] = _field(None, "total optimizer steps")
-    time_budget_minutes: typing.Optional[float] = _field(None, "stop after")
-    warmup_steps: typing.Optional[int] = _field(None, _AUTO)
-    learning_rate_scale: typing.Optional[float] = _field(None, _AUTO)
-    label_smoothing: float = _field(0.1, "eps_ls")
+    epochs: typing.Optional[int] = _field(None, "number of epochs; " + _AUTO)
+    steps_per_epoch: typing.Optional[int] = _field(
+        None, "optimizer updates per epoch (checkpoint interval); null: one pass"
+    )
+    max_steps: typing.Optional[int] = _field(
+        None, "stop after this many optimizer updates in total"
+    )
+    time_budget_minutes: typing.Optional[float] = _field(
+        None, "stop training after MINUTES", flags=("--time-budget",), metavar="MINUTES"
+    )
+    accumulate_steps: int = _field(
+        1, "gradient accumulation: batches averaged into each optimizer update"
+    )
+    warmup_steps: typing.Optional[int] = _field(
+        None, "learning-rate warmup in updates; " + _AUTO
+    )
+    learning_rate_scale: typing.Optional[float] = _field(
+        None, "multiplies the paper's learning rate; " + _AUTO, flags=("--lr-scale",)
+    )
+    label_smoothing: float = _field(0.1, "eps_ls (0.1 in the paper)")
+    ema_decay: typing.Optional[float] = _field(
+        None, "moving average of the weights with this decay per update (e.g. "
+        "0.999), used for validation and the final model; null: none",
+    )
     seed: int = _field(0, "random seed")
     # --- outputs ---
-    output_dir: typing.Optional[str] = _field(None, _AUTO)
-    average_last_n: typing.Optional[int] = _field(None, _AUTO)
-    keep_checkpoints: typing.Optional[int] = _field(None, "None keeps all")
+    output_dir: typing.Optional[str] = _field(
+        None, "run directory (model, vocabulary, config); " + _AUTO, metavar="DIR"
+    )
+    average_last_n: typing.Optional[int] = _field(
+        None, "final_model average: average the last N epoch checkpoints; " + _AUTO
+    )
+    keep_checkpoints: typing.Optional[int] = _field(
+        None, "keep only the newest N epoch checkpoints; null keeps all"
+    )
+    # --- validation during training ---
+    valid_bleu_sentences: typing.Optional[int] = _field(
+        0, "validation BLEU: greedy-decode the first N validation sentences "
+        "(null: all; 0: off)",
+    )
+    eval_every_steps: typing.Optional[int] = _field(
+        None, "validation BLEU every N updates; null: each epoch"
+    )
+    keep_best: typing.Optional[str] = _field(
+        None, "keep the best checkpoint by validation bleu or loss "
+        "(checkpoints/best/); null: none",
+    )
+    patience: typing.Optional[int] = _field(
+        None, "stop when the keep_best value has not improved for N "
+        "evaluations; null: never",
+    )
+    final_model: typing.Optional[str] = _field(
+        None, "the final model: last, best or average weights; auto: best "
+        "with keep_best, else last with ema_decay, else average",
+    )
     # --- decoding and evaluation ---
-    beam_size: int = _field(4, "beam size")
-    alpha: float = _field(0.6, "length penalty")
-    max_extra_length: int = _field(50, "output length - source length")
-    eval_sentences: typing.Optional[int] = _field(None, "None: all; 0: skip")
+    beam_size: int = _field(4, "beam size of the final evaluation")
+    alpha: float = _field(0.6, "length penalty of the final evaluation")
+    max_extra_length: int = _field(50, "output length limit = source length + N")
+    eval_sentences: typing.Optional[int] = _field(
+        None, "score at most N test sentences after training (null: all; 0: skip)"
+    )
     num_samples: int = _field(5, "sample translations to print")
     # --- runtime ---
-    backend: typing.Optional[str] = _field(None, "tensorflow, jax or torch")
-    jit_compile: typing.Union[bool, str] = _field("auto", "model.compile")
+    backend: typing.Optional[str] = _field(
+        None, "tensorflow, jax or torch", cli=False  # The --backend flag.
+    )
+    jit_compile: typing.Union[bool, str] = _field(
+        "auto", "passed to model.compile: true, false or auto"
+    )
     distribution: str = _field(
         "none", "none, data, model (JAX) or multi-worker (TensorFlow)"
     )
-    verbose: typing.Union[int, str] = _field("auto", "fit verbosity")
+    verbose: typing.Union[int, str] = _field(
+        "auto", "0 silent, 1 progress bars, 2 one line per epoch, or auto"
+    )
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -260,6 +368,10 @@ class TrainConfig:
             for name, value in settings.items()
             if getattr(self, name) is None
         }
+        if self.final_model is None:
+            filled["final_model"] = (
+                "best" if self.keep_best else "last" if self.ema_decay else "average"
+            )
         return dataclasses.replace(self, **filled) if filled else self
 
     def to_dict(self):
@@ -317,7 +429,7 @@ class TrainConfig:
         positive = (
             "vocabulary_size", "max_length", "tokens_per_batch", "bucket_step", "epochs",
             "steps_per_epoch", "max_steps", "warmup_steps", "average_last_n",
-            "keep_checkpoints",
+            "keep_checkpoints", "accumulate_steps", "eval_every_steps", "patience",
         )  # fmt: skip
         for name in positive:
             value = getattr(self, name)
@@ -348,15 +460,14 @@ class TrainConfig:
             raise ValueError(
                 f"label_smoothing must be in [0, 1). Received: {self.label_smoothing}"
             )
-        # The decode keys: the one validation of `DecodeOptions` (Keras-free).
-        from keras_transformer.decoding.options import DecodeOptions
-
-        DecodeOptions(
+        # The decode keys: the one validation of `DecodeOptions`.
+        _decode_options_class()(
             beam_size=self.beam_size,
             alpha=self.alpha,
             max_extra_length=self.max_extra_length,
         )
-        for name in ("eval_sentences", "num_samples"):
+        self._check_validation_values()
+        for name in ("eval_sentences", "num_samples", "valid_bleu_sentences"):
             if getattr(self, name) is not None and getattr(self, name) < 0:
                 raise ValueError(
                     f"{name} must be >= 0. Received: {name}={getattr(self, name)}"
@@ -365,8 +476,6 @@ class TrainConfig:
             raise ValueError(
                 f"backend must be one of {BACKENDS}. Received: backend={self.backend!r}"
             )
-        from keras_transformer.distribution import DISTRIBUTIONS
-
         if self.distribution not in DISTRIBUTIONS:
             raise ValueError(
                 f"distribution must be one of {DISTRIBUTIONS}. "
@@ -380,6 +489,57 @@ class TrainConfig:
         if self.verbose not in ("auto", 0, 1, 2):
             raise ValueError(
                 f"verbose must be 'auto', 0, 1 or 2. Received: verbose={self.verbose!r}"
+            )
+
+    def _check_validation_values(self):
+        """EMA, validation BLEU, the best checkpoint, patience, the final model."""
+        if self.ema_decay is not None and not 0.0 < self.ema_decay < 1.0:
+            raise ValueError(
+                "ema_decay must be in (0, 1), e.g. 0.999, or null. "
+                f"Received: ema_decay={self.ema_decay}"
+            )
+        if self.keep_best not in (None, *KEEP_BEST):
+            raise ValueError(
+                "keep_best must be 'bleu', 'loss' or null. "
+                f"Received: keep_best={self.keep_best!r}"
+            )
+        if self.final_model not in (None, *FINAL_MODELS):
+            raise ValueError(
+                "final_model must be 'last', 'best' or 'average'. "
+                f"Received: final_model={self.final_model!r}"
+            )
+        bleu_off = self.valid_bleu_sentences == 0
+        if self.keep_best == "bleu" and bleu_off:
+            raise ValueError(
+                "keep_best='bleu' needs validation BLEU: set valid_bleu_sentences "
+                "(a number of validation sentences, or null for all)."
+            )
+        if self.eval_every_steps is not None and bleu_off:
+            raise ValueError(
+                f"eval_every_steps={self.eval_every_steps} sets how often validation "
+                "BLEU runs, but valid_bleu_sentences=0 turns it off."
+            )
+        if self.patience is not None and self.keep_best is None:
+            raise ValueError(
+                f"patience={self.patience} watches the keep_best value: set "
+                "keep_best to 'bleu' or 'loss'."
+            )
+        if self.final_model == "best" and self.keep_best is None:
+            raise ValueError(
+                "final_model='best' needs keep_best ('bleu' or 'loss') to keep a "
+                "best checkpoint."
+            )
+        if self.final_model == "average" and self.ema_decay is not None:
+            raise ValueError(
+                "final_model='average' averages the raw epoch checkpoints, which "
+                f"would ignore ema_decay={self.ema_decay}: use final_model 'last' "
+                "(the moving average) or 'best'."
+            )
+        uses_validation = self.keep_best is not None or not bleu_off
+        if uses_validation and not self.uses_default_task and self.valid_src is None:
+            key = "keep_best" if self.keep_best is not None else "valid_bleu_sentences"
+            raise ValueError(
+                f"{key} needs validation files: set valid_src and valid_tgt."
             )
 
 
@@ -450,6 +610,27 @@ def parse_overrides(assignments, config=None):
 def load_run_config(directory):
     """The `TrainConfig` saved in a run directory (``config.json``)."""
     return TrainConfig.from_file(os.path.join(directory, CONFIG_FILENAME))
+
+
+def _decode_options_class():
+    """`keras_transformer.decoding.options.DecodeOptions`, without importing
+    the `keras_transformer.decoding` package (whose ``__init__`` imports
+    Keras): the module itself is Keras-free, so until the package is
+    imported a private copy is loaded from its file."""
+    global _DECODE_OPTIONS
+    module = sys.modules.get("keras_transformer.decoding.options")
+    if module is not None:
+        return module.DecodeOptions
+    if _DECODE_OPTIONS is None:
+        origin = os.path.join(os.path.dirname(__file__), "decoding", "options.py")
+        spec = importlib.util.spec_from_file_location("_kt_decode_options", origin)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _DECODE_OPTIONS = module.DecodeOptions
+    return _DECODE_OPTIONS
+
+
+_DECODE_OPTIONS = None
 
 
 def _base_type(annotation):

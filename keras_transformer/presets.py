@@ -1,6 +1,15 @@
-"""Named model sizes: the paper's base and big (Table 3) and two CPU-sized ones."""
+"""Named model sizes: the paper's base and big (Table 3) and two CPU-sized ones.
 
+Keras-free (like `keras_transformer.config`), so that a training config can
+be validated, and the CLI can pick the Keras backend, before Keras is
+imported.
+"""
+
+import ast
+import functools
+import importlib.util
 import inspect
+import sys
 
 PRESETS = {
     # Trains in minutes on 2 CPU cores (the embedded default task, tests).
@@ -43,12 +52,34 @@ PRESETS = {
 
 
 def model_argument_names():
-    from keras_transformer.model import Transformer
+    """The keyword arguments of `Transformer` (what ``model_overrides`` may set).
 
-    parameters = inspect.signature(Transformer.__init__).parameters
-    return [name for name in parameters if name not in ("self", "kwargs")] + [
-        "name"
-    ]
+    Read from ``Transformer.__init__``'s signature when `keras_transformer.model`
+    is already imported, else from the source of ``model.py`` (parsed, not
+    imported), so that validating a config does not import Keras.
+    """
+    model = sys.modules.get("keras_transformer.model")
+    if model is not None:
+        parameters = inspect.signature(model.Transformer.__init__).parameters
+        names = [name for name in parameters if name not in ("self", "kwargs")]
+    else:
+        names = list(_parsed_argument_names())
+    return names + ["name"]
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed_argument_names():
+    """``Transformer.__init__``'s keyword names from ``model.py``'s syntax tree."""
+    origin = importlib.util.find_spec("keras_transformer.model").origin
+    with open(origin, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), filename=origin)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "Transformer":
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                    arguments = item.args.args + item.args.kwonlyargs
+                    return tuple(a.arg for a in arguments if a.arg != "self")
+    raise RuntimeError(f"No Transformer.__init__ in {origin!r}")
 
 
 def resolve_preset(name, overrides=None):

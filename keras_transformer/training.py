@@ -1,88 +1,65 @@
 """The training loop: `train(config)` from text files to a model that translates.
 
-One output directory holds everything a run produces, so translation and
-export use the vocabulary the model was trained with::
+One run directory holds everything a run produces, so translation and export
+use the vocabulary the model was trained with (the layout and its rules are
+`keras_transformer.run_directory`'s)::
 
     <output_dir>/
       config.json         the resolved `TrainConfig`
       vocab.spm           the shared SentencePiece BPE vocabulary
-      model.keras         the final model (averaged when average_last_n > 1)
+      model.keras         the final model: last, best or averaged weights
       results.json        steps, time, scores
-      checkpoints/        epoch_001.weights.h5, ... and model_config.json
+      checkpoints/        epoch_001.weights.h5, ... and model_config.json;
+                          best/ with keep_best (best.weights.h5, best.json)
       backup/             `BackupAndRestore` state while a run is unfinished
-      logs/               history.csv, and TensorBoard events when the
-                          tensorboard package is installed
+      logs/               history.csv (val_bleu too), validation.csv (one row
+                          per validation BLEU), and TensorBoard events when
+                          the tensorboard package is installed
 
-A run directory belongs to one run (see `keras_transformer.run_directory`):
-starting the same command again after a crash resumes from the last finished
-epoch (the weights, the optimizer state, so the learning-rate step, and the
-epoch counter are restored from ``backup/``; the vocabulary is reloaded from
-``vocab.spm``); a finished run, a run with other settings or a directory that
-is not a run is refused unless ``overwrite=True`` (``--overwrite``) moves it
+Starting the same command again after a crash resumes from the last finished
+epoch (the weights, the optimizer state, so the learning-rate step, the epoch
+counter, and the best checkpoint's value are restored; the vocabulary is
+reloaded); a finished run, a run with other settings or a directory that is
+not a run is refused unless ``overwrite=True`` (``--overwrite``) moves it
 aside. Every file is written to a temporary name, checked (finite weights,
 strict JSON) and then renamed into place, so a crash or a NaN loss never
 replaces a good file.
+
+The pieces: `load_data`, `build_tokenizer`, `build_datasets`, `build_model`
+(with `build_optimizer`: the paper's Adam and schedule, gradient accumulation,
+the moving average of the weights), the callbacks of
+`keras_transformer.callbacks`, `fit`, the final model (`final_model`) and the
+score (`keras_transformer.evaluation`).
 """
 
 import dataclasses
-import importlib.util
 import itertools
 import math
 import os
 import time
 
 import keras
-import numpy as np
 
-from keras_transformer import bleu as bleu_lib
 from keras_transformer import run_directory
+from keras_transformer.callbacks import run_callbacks
 from keras_transformer.checkpoints import average_checkpoints
-from keras_transformer.checkpoints import list_checkpoints
 from keras_transformer.checkpoints import save_architecture
-from keras_transformer.distribution import distribution_scope
 from keras_transformer.config import TrainConfig
+from keras_transformer.distribution import distribution_scope
+# `EvaluationResult`, `evaluate_translations` and `format_evaluation` live in
+# `keras_transformer.evaluation`; importing them from here keeps working.
+from keras_transformer.evaluation import EvaluationResult  # noqa: F401
+from keras_transformer.evaluation import evaluate_translations
+from keras_transformer.evaluation import format_evaluation
+from keras_transformer.evaluation import format_samples
 from keras_transformer.losses import LabelSmoothedCrossEntropy
 from keras_transformer.metrics import MaskedTokenAccuracy
 from keras_transformer.model import Transformer
 from keras_transformer.schedules import transformer_optimizer
 
-MODEL_FILENAME = run_directory.MODEL_FILENAME
-RESULTS_FILENAME = run_directory.RESULTS_FILENAME
 # The default task's split is fixed, so that scores of different runs (and
 # seeds) are measured on the same held-out numbers.
 DEFAULT_TASK_SPLIT_SEED = 0
-
-
-@dataclasses.dataclass(frozen=True)
-class EvaluationResult:
-    """Scores of translations against references.
-
-    Args:
-        num_sentences: int. Sentences scored.
-        exact_match: float. Fraction of hypotheses equal to their reference.
-        bleu: `keras_transformer.bleu.BleuResult`. Cased detokenized BLEU.
-        tokenized_bleu: `BleuResult`. Lowercased tokenized BLEU.
-        hypotheses: list of str.
-        seconds: float. Translation time.
-    """
-
-    num_sentences: int
-    exact_match: float
-    bleu: object
-    tokenized_bleu: object
-    hypotheses: list
-    seconds: float
-
-    def to_dict(self):
-        return {
-            "num_sentences": self.num_sentences,
-            "exact_match": self.exact_match,
-            "bleu": self.bleu.score,
-            "bleu_signature": self.bleu.signature,
-            "tokenized_bleu": self.tokenized_bleu.score,
-            "tokenized_bleu_signature": self.tokenized_bleu.signature,
-            "seconds": self.seconds,
-        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,17 +70,23 @@ class TrainResult:
         config: the resolved `TrainConfig`.
         output_dir: str. The run directory.
         model_path: str. ``<output_dir>/model.keras`` (None after a NaN loss).
-        model: the trained (or averaged) `Transformer`.
+        model: the final `Transformer` (see ``final_model``).
         tokenizer: the `SubwordTokenizer`.
-        history: dict of per-epoch metric lists (this process' epochs).
+        history: dict of per-epoch metric lists (this process' epochs),
+            ``val_bleu`` and ``val_exact_match`` included with validation BLEU.
         initial_epoch: int. 0, or the epoch a resumed run started from.
         epochs_run: int. Epochs completed in this process.
-        steps: int. Optimizer iterations in total (including resumed ones).
+        steps: int. Optimizer updates in total (including resumed ones).
         train_seconds: float. Time in `model.fit`.
-        stop_reason: str or None. "time budget", "max_steps", "NaN loss".
+        stop_reason: str or None. "time budget", "max_steps", "patience",
+            "NaN loss".
         averaged_checkpoints: list of str. Checkpoints averaged into the model.
         evaluation: `EvaluationResult` or None.
         samples: list of (source, reference, hypothesis).
+        final_model: str or None. What model.keras holds: "last", "best" or
+            "average" (None after a NaN loss).
+        best: dict or None. With ``keep_best``: ``{"monitor", "value",
+            "update", "path"}`` of the best checkpoint.
     """
 
     config: TrainConfig
@@ -120,82 +103,8 @@ class TrainResult:
     averaged_checkpoints: list
     evaluation: object
     samples: list
-
-
-class TimeBudget(keras.callbacks.Callback):
-    """Stops training after ``minutes`` of wall-clock time in `fit`."""
-
-    def __init__(self, minutes):
-        super().__init__()
-        self.seconds = 60.0 * minutes
-        self.stopped = False
-
-    def on_train_begin(self, logs=None):
-        self.start = time.monotonic()
-
-    def on_train_batch_end(self, batch, logs=None):
-        if time.monotonic() - self.start >= self.seconds:
-            self.stopped = self.model.stop_training = True
-
-
-class StepLimit(keras.callbacks.Callback):
-    """Stops training when the optimizer has made ``max_steps`` steps."""
-
-    def __init__(self, max_steps):
-        super().__init__()
-        self.max_steps = max_steps
-        self.stopped = False
-
-    def on_train_begin(self, logs=None):
-        # After BackupAndRestore (earlier in the list) restored the optimizer.
-        self.steps = int(keras.ops.convert_to_numpy(self.model.optimizer.iterations))
-        self.stopped = self.model.stop_training = self.steps >= self.max_steps
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.steps += 1
-        if self.steps >= self.max_steps:
-            self.stopped = self.model.stop_training = True
-
-
-class FiniteCheckpoint(keras.callbacks.Callback):
-    """Saves ``checkpoints/epoch_NNN.weights.h5`` after each epoch, atomically.
-
-    An epoch whose weights hold NaN or inf (a diverged run) writes nothing:
-    its name goes to ``skipped`` and no earlier good checkpoint is touched.
-    """
-
-    def __init__(self, run, verbose=1):
-        super().__init__()
-        self.run = run
-        self.verbose = verbose
-        self.skipped = []
-
-    def on_epoch_end(self, epoch, logs=None):
-        path = self.run.checkpoint_path(epoch + 1)
-        bad = run_directory.nonfinite_variables(self.model.weights)
-        if bad:
-            self.skipped.append(path)
-            _log(
-                f"Epoch {epoch + 1}: non-finite weights ({bad[0]}, ...); "
-                f"{os.path.basename(path)} was not written.",
-                self.verbose,
-            )
-            return
-        # Optimizer state included, as keras.callbacks.ModelCheckpoint does.
-        run_directory.save_weights(self.model, path)
-
-
-class PruneCheckpoints(keras.callbacks.Callback):
-    """Deletes all but the newest ``keep`` epoch checkpoints."""
-
-    def __init__(self, directory, keep):
-        super().__init__()
-        self.directory = directory
-        self.keep = keep
-
-    def on_epoch_end(self, epoch, logs=None):
-        for path in list_checkpoints(self.directory)[: -self.keep]:
-            os.remove(path)
+    final_model: object = None
+    best: object = None
 
 
 def _log(message, verbose):
@@ -258,8 +167,63 @@ def build_tokenizer(config, train_pairs, verbose=1):
     return tokenizer
 
 
+def build_optimizer(config, d_model):
+    """The paper's Adam and schedule (§5.3), with accumulation and EMA.
+
+    ``accumulate_steps`` > 1 sets Keras' ``gradient_accumulation_steps``:
+    the optimizer sums the gradients of that many batches and applies their
+    mean once, so that (for a loss that is a mean over the batch) the update
+    equals one batch that many times larger. Keras evaluates a learning-rate
+    schedule at the count of *batches*; `_count_updates_in_schedule` makes
+    the warmup schedule count updates, as without accumulation.
+
+    ``ema_decay`` sets Keras' ``use_ema``: after each update the optimizer
+    moves its average of the weights, ``ema = decay * ema + (1 - decay) *
+    weights`` (the first update sets it to the weights). Under accumulation
+    Keras moves the average after every batch, also those that only
+    accumulate (the weights are then unchanged); the per-batch momentum is
+    then ``ema_decay ** (1 / accumulate_steps)``, so that the average still
+    forgets at ``ema_decay`` per update's worth of batches (it is the
+    per-batch average of the weights held for ``accumulate_steps`` batches
+    each).
+    """
+    steps = config.accumulate_steps
+    options = {}
+    if steps > 1:
+        options["gradient_accumulation_steps"] = steps
+    if config.ema_decay is not None:
+        options.update(use_ema=True, ema_momentum=config.ema_decay ** (1.0 / steps))
+    optimizer = transformer_optimizer(
+        d_model,
+        warmup_steps=config.warmup_steps,
+        scale=config.learning_rate_scale,
+        **options,
+    )
+    if steps > 1:
+        _count_updates_in_schedule(optimizer)
+    return optimizer
+
+
+def _count_updates_in_schedule(optimizer):
+    """Evaluates ``optimizer``'s schedule at its update count.
+
+    Under gradient accumulation Keras calls a `LearningRateSchedule` with the
+    number of batches seen (``optimizer._iterations``), not of updates
+    (``optimizer.iterations``, that number floor-divided by the accumulation
+    steps): the paper's warmup would last ``accumulate_steps`` times longer
+    in updates. The update of batches ``k*n .. k*n+n-1`` uses the schedule
+    at update ``k``, exactly the rate of the k-th update without
+    accumulation. (The optimizer's saved config is unchanged: a model
+    reloaded from model.keras and trained further with accumulation counts
+    batches again.)
+    """
+    schedule = optimizer._learning_rate
+    if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
+        optimizer._get_current_learning_rate = lambda: schedule(optimizer.iterations)
+
+
 def build_model(config, vocabulary_size):
-    """`Transformer.from_preset` compiled with the paper's optimizer and loss."""
+    """`Transformer.from_preset` compiled with `build_optimizer` and the paper's loss."""
     model = Transformer.from_preset(
         config.preset,
         vocabulary_size=vocabulary_size,
@@ -267,11 +231,7 @@ def build_model(config, vocabulary_size):
         **config.model_overrides,
     )
     model.compile(
-        optimizer=transformer_optimizer(
-            model.d_model,
-            warmup_steps=config.warmup_steps,
-            scale=config.learning_rate_scale,
-        ),
+        optimizer=build_optimizer(config, model.d_model),
         loss=LabelSmoothedCrossEntropy(label_smoothing=config.label_smoothing),
         metrics=[MaskedTokenAccuracy()],
         jit_compile=config.jit_compile,
@@ -280,13 +240,19 @@ def build_model(config, vocabulary_size):
 
 
 def _schedule(config, num_batches):
-    """``(epochs, steps_per_epoch)`` honouring ``max_steps``."""
-    steps_per_epoch = config.steps_per_epoch or num_batches
+    """``(epochs, batches per epoch)`` for `fit`, honouring ``max_steps``.
+
+    ``steps_per_epoch`` and ``max_steps`` count optimizer updates; with
+    ``accumulate_steps`` batches per update, an epoch is a whole number of
+    updates (one pass over the data rounds up to one).
+    """
+    per_update = config.accumulate_steps
+    updates_per_epoch = config.steps_per_epoch or math.ceil(num_batches / per_update)
     epochs = config.epochs
     if config.max_steps is not None:
-        steps_per_epoch = min(steps_per_epoch, config.max_steps)
-        epochs = min(epochs, math.ceil(config.max_steps / steps_per_epoch))
-    return epochs, steps_per_epoch
+        updates_per_epoch = min(updates_per_epoch, config.max_steps)
+        epochs = min(epochs, math.ceil(config.max_steps / updates_per_epoch))
+    return epochs, updates_per_epoch * per_update
 
 
 def train(config, callbacks=None, overwrite=False):
@@ -294,9 +260,10 @@ def train(config, callbacks=None, overwrite=False):
 
     Trains (or loads) the vocabulary, builds the token-bucketed datasets and
     the model, runs `fit` with checkpoints, `BackupAndRestore`, NaN and time
-    guards, saves the final (optionally checkpoint-averaged) model, then
-    prints sample translations and a score: exact match on the default
-    task, BLEU on your test (else validation) files.
+    guards (and, as configured, validation BLEU, the best checkpoint and
+    early stopping), saves the final model (last, best or checkpoint-averaged
+    weights), then prints sample translations and a score: exact match on the
+    default task, BLEU on your test (else validation) files.
 
     Args:
         config: a `TrainConfig` ("auto" fields are resolved here).
@@ -330,7 +297,7 @@ def train(config, callbacks=None, overwrite=False):
     # One spelling of the path (runs/x/ and runs/x are the same run).
     config = config.replace(output_dir=os.path.normpath(config.output_dir))
     run = run_directory.RunDirectory(config.output_dir)
-    _claim(run, config, overwrite, verbose)
+    action = _claim(run, config, overwrite, verbose)
     out = config.output_dir
     os.makedirs(out, exist_ok=True)
     keras.utils.set_random_seed(config.seed)
@@ -346,28 +313,24 @@ def train(config, callbacks=None, overwrite=False):
     run_directory.atomic_write_json(run.config_path, config.to_dict())
     train_dataset, valid_dataset, report = build_datasets(config, splits, tokenizer)
     _log(f"Training data: {report.summary()}", verbose)
-    epochs, steps_per_epoch = _schedule(config, report.num_batches)
+    epochs, batches_per_epoch = _schedule(config, report.num_batches)
     # Build, compile and fit inside the distribution's scope (a no-op for
     # "none"); see keras_transformer.distribution.
     with distribution_scope(config.distribution):
         model = build_model(config, tokenizer.vocabulary_size)
-        overrides = f" with {config.model_overrides}" if config.model_overrides else ""
-        _log(
-            f"Model: preset {config.preset!r}{overrides}, {model.count_params():,} "
-            f"parameters; {epochs} epochs x {steps_per_epoch} steps.",
-            verbose,
-        )
-        checkpoint_dir = run.checkpoint_dir
-        save_architecture(model, checkpoint_dir)
-        run_callbacks, time_budget, step_limit = _callbacks(config, run, verbose)
-
+        _log(_describe(config, model, epochs, batches_per_epoch), verbose)
+        save_architecture(model, run.checkpoint_dir)
+        fit_callbacks = run_callbacks(
+            config, run, tokenizer, splits.get("valid"),
+            resume=action == run_directory.RESUME, verbose=verbose,
+        )  # fmt: skip
         start = time.monotonic()
         history = model.fit(
             train_dataset,
             validation_data=valid_dataset,
             epochs=epochs,
-            steps_per_epoch=steps_per_epoch,
-            callbacks=run_callbacks + list(callbacks or []),
+            steps_per_epoch=batches_per_epoch,
+            callbacks=fit_callbacks.callbacks + list(callbacks or []),
             verbose=config.verbose,
             shuffle=False,  # The pipeline shuffles (tf.data ignores this anyway).
         )
@@ -376,34 +339,31 @@ def train(config, callbacks=None, overwrite=False):
     initial_epoch = history.epoch[0] if history.epoch else epochs
     epochs_run = len(history.epoch)
     steps = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
-    losses = history.history.get("loss", [])
-    stop_reason = None
-    if losses and not np.isfinite(losses[-1]):
-        stop_reason = "NaN loss"
-    elif time_budget is not None and time_budget.stopped:
-        stop_reason = "time budget"
-    elif step_limit is not None and step_limit.stopped:
-        stop_reason = "max_steps"
+    stop_reason = fit_callbacks.stop_reason(history.history.get("loss", []))
     _log(
-        f"Trained {epochs_run} epoch(s) ({steps} steps in total) in "
+        f"Trained {epochs_run} epoch(s) ({steps} updates in total) in "
         f"{train_seconds:.0f} s" + (f"; stopped: {stop_reason}." if stop_reason else "."),
         verbose,
     )
 
-    model_path, averaged, evaluation, samples = None, [], None, []
+    model_path, averaged, final, evaluation, samples = None, [], None, None, []
+    eval_name = None
     if stop_reason == "NaN loss":
         _log(
-            "The loss became NaN: no model.keras was written. Try a smaller "
-            "learning_rate_scale or more warmup_steps.",
+            f"The loss became NaN: no {run_directory.MODEL_FILENAME} was written. "
+            "Try a smaller learning_rate_scale or more warmup_steps.",
             verbose,
         )
     else:
-        last_epoch = initial_epoch + epochs_run
-        model, averaged = _final_model(model, config, checkpoint_dir, last_epoch)
-        if averaged:
-            _log(f"Averaged the last {len(averaged)} epoch checkpoints.", verbose)
+        model, averaged, final = _final_model(
+            model, config, run, initial_epoch + epochs_run, fit_callbacks.best, verbose
+        )
         model_path = run_directory.save_model(model, run.model_path)
-        _log(f"Saved {model_path} (with vocab.spm and config.json)", verbose)
+        _log(
+            f"Saved {model_path} ({final} weights; with "
+            f"{run_directory.VOCABULARY_FILENAME} and {run_directory.CONFIG_FILENAME})",
+            verbose,
+        )
         evaluation, samples, eval_name = _evaluate_run(
             config, model, tokenizer, splits, verbose
         )
@@ -423,9 +383,25 @@ def train(config, callbacks=None, overwrite=False):
         averaged_checkpoints=averaged,
         evaluation=evaluation,
         samples=samples,
+        final_model=final,
+        best=fit_callbacks.best_summary(),
     )
-    _write_results(result, eval_name if evaluation is not None else None)
+    _write_results(result, eval_name)
     return result
+
+
+def _describe(config, model, epochs, batches_per_epoch):
+    overrides = f" with {config.model_overrides}" if config.model_overrides else ""
+    per_update = config.accumulate_steps
+    schedule = f"{epochs} epochs x {batches_per_epoch // per_update} updates"
+    if per_update > 1:
+        schedule += f" of {per_update} accumulated batches"
+    if config.ema_decay is not None:
+        schedule += f"; moving average of the weights (decay {config.ema_decay})"
+    return (
+        f"Model: preset {config.preset!r}{overrides}, {model.count_params():,} "
+        f"parameters; {schedule}."
+    )
 
 
 # Keys that may change when an interrupted run is resumed; any other
@@ -433,7 +409,8 @@ def train(config, callbacks=None, overwrite=False):
 _RESUMABLE_CHANGES = frozenset(
     "epochs max_steps time_budget_minutes keep_checkpoints average_last_n "
     "beam_size alpha max_extra_length eval_sentences num_samples backend "
-    "jit_compile verbose test_src test_tgt".split()
+    "jit_compile verbose test_src test_tgt patience eval_every_steps "
+    "final_model".split()
 )
 
 
@@ -485,55 +462,40 @@ def build_datasets(config, splits, tokenizer):
     return train_dataset, valid_dataset, report
 
 
-def _callbacks(config, run, verbose):
-    """``(callbacks, time_budget or None, step_limit or None)`` for `fit`."""
-    checkpoint_dir = run.checkpoint_dir
-    log_dir = run.logs_dir
-    os.makedirs(log_dir, exist_ok=True)
-    callbacks = [
-        # First, so that later callbacks see the restored state. A second
-        # copy of the backup survives a crash while the first is written.
-        keras.callbacks.BackupAndRestore(run.backup_dir, double_checkpoint=True),
-        FiniteCheckpoint(run, verbose),
-        keras.callbacks.TerminateOnNaN(),
-        keras.callbacks.CSVLogger(os.path.join(log_dir, "history.csv"), append=True),
-    ]
-    if importlib.util.find_spec("tensorboard") is not None:
-        callbacks.append(keras.callbacks.TensorBoard(log_dir, write_graph=False))
-    else:
+def _final_model(model, config, run, last_epoch, best, verbose):
+    """``(model, averaged checkpoint paths, "last" | "best" | "average")``.
+
+    After `fit` the model holds the last weights (Keras has already put the
+    moving average in, with ``ema_decay``).
+    """
+    if config.final_model == "best":
+        if best is not None and best.has_best:
+            model.load_weights(best.weights_path)
+            _log(
+                f"Final model: the best checkpoint ({best.monitor} {best.best:.4g} "
+                f"after {best.best_step} updates).",
+                verbose,
+            )
+            return model, [], "best"
         _log(
-            "(TensorBoard is not installed: metrics go to logs/history.csv; "
-            "pip install tensorboard for event files.)",
+            "No best checkpoint was kept (no validation finished): the final "
+            "model holds the last weights.",
             verbose,
         )
-    if config.keep_checkpoints is not None:
-        keep = max(config.keep_checkpoints, config.average_last_n)
-        callbacks.append(PruneCheckpoints(checkpoint_dir, keep))
-    time_budget = step_limit = None
-    if config.time_budget_minutes is not None:
-        time_budget = TimeBudget(config.time_budget_minutes)
-        callbacks.append(time_budget)
-    if config.max_steps is not None:
-        step_limit = StepLimit(config.max_steps)
-        callbacks.append(step_limit)
-    return callbacks, time_budget, step_limit
-
-
-def _final_model(model, config, checkpoint_dir, last_epoch):
-    """The trained model, or the average of the last epoch checkpoints."""
-    if config.average_last_n < 2:
-        return model, []
-    first = max(1, last_epoch - config.average_last_n + 1)
-    run = run_directory.RunDirectory(os.path.dirname(checkpoint_dir))
-    paths = [run.checkpoint_path(epoch) for epoch in range(first, last_epoch + 1)]
-    paths = [path for path in paths if os.path.isfile(path)]
-    if len(paths) < 2:
-        return model, []
-    return average_checkpoints(paths, last_n=config.average_last_n)
+        return model, [], "last"
+    if config.final_model == "average" and config.average_last_n >= 2:
+        first = max(1, last_epoch - config.average_last_n + 1)
+        paths = [run.checkpoint_path(epoch) for epoch in range(first, last_epoch + 1)]
+        paths = [path for path in paths if os.path.isfile(path)]
+        if len(paths) >= 2:
+            averaged, paths = average_checkpoints(paths, last_n=config.average_last_n)
+            _log(f"Averaged the last {len(paths)} epoch checkpoints.", verbose)
+            return averaged, paths, "average"
+    return model, [], "last"
 
 
 def _evaluate_run(config, model, tokenizer, splits, verbose):
-    """Samples and the score on the test (else validation) split."""
+    """``(evaluation, samples, split name)`` on the test (else validation) split."""
     eval_name = "test" if "test" in splits else "valid" if "valid" in splits else None
     if eval_name is None or config.eval_sentences == 0:
         return None, [], eval_name
@@ -555,10 +517,7 @@ def _evaluate_run(config, model, tokenizer, splits, verbose):
     samples = list(zip(sources, references, evaluation.hypotheses))
     samples = samples[: config.num_samples]
     if samples:
-        _log("Sample translations:", verbose)
-        for source, reference, hypothesis in samples:
-            mark = "ok" if hypothesis == reference else "  "
-            _log(f"  {mark} {source}\n       -> {hypothesis}\n     ref {reference}", verbose)
+        _log(format_samples(*zip(*samples)), verbose)
     summary = format_evaluation(
         evaluation,
         f"{eval_name} set",
@@ -569,73 +528,6 @@ def _evaluate_run(config, model, tokenizer, splits, verbose):
     return evaluation, samples, eval_name
 
 
-def evaluate_translations(
-    translator,
-    sources,
-    references,
-    beam_size=4,
-    alpha=0.6,
-    max_extra_length=50,
-    batch_size=None,
-    verbose=1,
-):
-    """Translates ``sources`` and scores them against ``references``.
-
-    Returns:
-        An `EvaluationResult` (exact match, cased detokenized sacreBLEU and
-        lowercased tokenized BLEU).
-    """
-    if len(sources) != len(references):
-        raise ValueError(
-            f"{len(sources)} sources but {len(references)} references; they "
-            "must be aligned line by line."
-        )
-    if not sources:
-        raise ValueError("Nothing to evaluate: no sentences.")
-    start = time.monotonic()
-    hypotheses = translator.translate(
-        list(sources),
-        beam_size=beam_size,
-        alpha=alpha,
-        max_extra_length=max_extra_length,
-        batch_size=batch_size,
-        verbose="auto" if verbose else False,
-    )
-    seconds = time.monotonic() - start
-    exact = float(
-        np.mean([h.strip() == r.strip() for h, r in zip(hypotheses, references)])
-    )
-    return EvaluationResult(
-        num_sentences=len(sources),
-        exact_match=exact,
-        bleu=bleu_lib.corpus_bleu(hypotheses, list(references)),
-        tokenized_bleu=bleu_lib.tokenized_bleu(hypotheses, list(references)),
-        hypotheses=hypotheses,
-        seconds=seconds,
-    )
-
-
-def format_evaluation(evaluation, name, exact_match=True, bleu=True):
-    """Lines to print: exact match and/or both BLEU scores with signatures."""
-    lines = []
-    if exact_match:
-        lines.append(
-            f"Exact match on the {name}: {evaluation.exact_match:.1%} of "
-            f"{evaluation.num_sentences} sentences "
-            f"(translated in {evaluation.seconds:.1f} s)"
-        )
-    if bleu:
-        lines += [
-            f"BLEU on the {name} ({evaluation.num_sentences} sentences, "
-            f"translated in {evaluation.seconds:.1f} s)",
-            f"  cased detokenized sacreBLEU: {evaluation.bleu.score:6.2f}  "
-            f"{evaluation.bleu.signature}",
-            f"  lowercased tokenized BLEU:   {evaluation.tokenized_bleu.score:6.2f}  "
-            f"{evaluation.tokenized_bleu.signature}",
-        ]
-    return "\n".join(lines)
-
-
 def _write_results(result, eval_name):
     values = {
         "backend": keras.config.backend(),
@@ -644,7 +536,9 @@ def _write_results(result, eval_name):
         "steps": result.steps,
         "train_seconds": result.train_seconds,
         "stop_reason": result.stop_reason,
+        "final_model": result.final_model,
         "averaged_checkpoints": result.averaged_checkpoints,
+        "best": result.best,
         "final_metrics": {
             key: float(values[-1]) for key, values in result.history.items() if values
         },

@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import os
 
 import pytest
 
@@ -98,3 +99,148 @@ def test_resolved_fills_auto_fields_by_data_kind():
     assert user.epochs == 2  # Explicit values win.
     assert user.vocabulary_size == USER_DATA_SETTINGS["vocabulary_size"]
     assert default_task.resolved() == default_task
+
+
+# --- issue #15: training keys, the CLI flags made from them, Keras-free import ---
+
+
+@pytest.mark.parametrize(
+    "values, key",
+    [
+        (dict(accumulate_steps=0), "accumulate_steps"),
+        (dict(ema_decay=1.0), "ema_decay"),
+        (dict(ema_decay=0.0), "ema_decay"),
+        (dict(patience=0, keep_best="loss"), "patience"),
+        (dict(patience=3), "patience"),  # Watches keep_best's value: needs it.
+        (dict(keep_best="accuracy"), "keep_best"),
+        (dict(keep_best="bleu"), "keep_best"),  # Needs validation BLEU.
+        (dict(final_model="mean"), "final_model"),
+        (dict(final_model="best"), "final_model"),  # Needs keep_best.
+        (dict(final_model="average", ema_decay=0.999), "final_model"),
+        (dict(eval_every_steps=0, valid_bleu_sentences=10), "eval_every_steps"),
+        (dict(eval_every_steps=100), "eval_every_steps"),  # BLEU is off.
+        (dict(valid_bleu_sentences=-1), "valid_bleu_sentences"),
+        (dict(train_src="a", train_tgt="b", keep_best="loss"), "keep_best"),
+    ],
+)
+def test_training_keys_are_validated_naming_the_key(values, key):
+    with pytest.raises(ValueError, match=key):
+        TrainConfig(**values)
+
+
+def test_training_keys_accept_good_values_and_resolve_the_final_model():
+    assert TrainConfig().resolved().final_model == "average"
+    assert TrainConfig(ema_decay=0.999).resolved().final_model == "last"
+    config = TrainConfig(
+        train_src="a", train_tgt="b", valid_src="c", valid_tgt="d", accumulate_steps=8,
+        ema_decay=0.9999, valid_bleu_sentences=None, eval_every_steps=500,
+        keep_best="bleu", patience=10,
+    ).resolved()  # fmt: skip
+    assert config.final_model == "best"
+    assert config.resolved() == config
+    with pytest.raises(TypeError, match="'ema_decay' must be float or null"):
+        TrainConfig(ema_decay="high")
+
+
+def test_every_key_but_two_is_a_train_flag_and_old_spellings_still_work():
+    from keras_transformer.cli import _train_config, build_parser
+
+    parser = build_parser()
+    train = parser._subparsers._group_actions[0].choices["train"]
+    flags = {action.dest: action.option_strings for action in train._actions}
+    for name in TrainConfig.field_names():
+        if name in ("model_overrides", "backend"):  # --set model_overrides.X=, --backend
+            continue
+        assert "--" + name.replace("_", "-") in flags[name], name
+    assert "--lr-scale" in flags["learning_rate_scale"]
+    assert "--time-budget" in flags["time_budget_minutes"]
+
+    args = parser.parse_args(
+        ["train", "--lr-scale", "0.5", "--time-budget", "2", "--accumulate-steps", "4",
+         "--ema-decay", "0.999", "--valid-bleu-sentences", "null", "--keep-best", "bleu",
+         "--patience", "3", "--eval-every-steps", "50", "--jit-compile", "false",
+         "--verbose", "2", "--train-src", "a.en", "--train-tgt", "a.de",
+         "--valid-src", "v.en", "--valid-tgt", "v.de"]
+    )  # fmt: skip
+    config = _train_config(args)
+    assert (config.learning_rate_scale, config.time_budget_minutes) == (0.5, 2.0)
+    assert (config.accumulate_steps, config.ema_decay) == (4, 0.999)
+    assert config.valid_bleu_sentences is None and config.keep_best == "bleu"
+    assert (config.patience, config.eval_every_steps) == (3, 50)
+    assert config.jit_compile is False and config.verbose == 2
+    with pytest.raises(ValueError, match="accumulate_steps"):
+        _train_config(parser.parse_args(["train", "--accumulate-steps", "0"]))
+    with pytest.raises(TypeError, match="'epochs' must be int"):
+        _train_config(parser.parse_args(["train", "--epochs", "many"]))
+
+
+def test_keras_free_lists_agree_with_the_keras_modules():
+    import inspect
+
+    from keras_transformer import config as config_module
+    from keras_transformer.distribution import DISTRIBUTIONS
+    from keras_transformer.model import Transformer
+    from keras_transformer.presets import _parsed_argument_names
+
+    assert config_module.DISTRIBUTIONS == DISTRIBUTIONS
+    parameters = inspect.signature(Transformer.__init__).parameters
+    assert list(_parsed_argument_names()) == [
+        name for name in parameters if name not in ("self", "kwargs")
+    ]
+
+
+KERAS_FREE = """
+import sys
+import keras_transformer as kt
+import keras_transformer.config as config
+import keras_transformer.presets
+value = config.TrainConfig(model_overrides={"num_layers": 2}, beam_size=2).resolved()
+for bad in (dict(beam_size=0), dict(model_overrides={"num_layerz": 1})):
+    try:
+        config.TrainConfig(**bad)
+        raise SystemExit("no error")
+    except ValueError:
+        pass
+from keras_transformer.cli import _train_config, build_parser
+_train_config(build_parser().parse_args(["train", "--accumulate-steps", "2"]))
+assert "PRESETS" in dir(kt) and "Transformer" in dir(kt) and kt.PRESETS["tiny"]
+frameworks = ("keras", "tensorflow", "jax", "torch")
+loaded = sorted(name for name in sys.modules if name.split(".")[0] in frameworks)
+assert not loaded, loaded
+print("ok")
+"""
+
+REGISTERED = """
+import sys
+import keras_transformer as kt
+assert "keras" not in sys.modules
+from keras_transformer.translator import Translator  # imports Keras
+import keras
+for name in ("Transformer", "MultiHeadAttention", "LabelSmoothedCrossEntropy",
+             "MaskedTokenAccuracy", "TransformerSchedule"):
+    assert keras.saving.get_registered_object("keras_transformer>" + name), name
+from keras_transformer import Transformer, layers
+assert kt.Transformer is Transformer and kt.layers is layers
+print("ok")
+"""
+
+
+def run_python(code):
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
+
+
+def test_config_presets_and_the_train_flags_import_without_keras():
+    """So the CLI picks the backend before Keras is imported (lazy package)."""
+    run_python(KERAS_FREE)
+
+
+def test_the_lazy_package_still_registers_its_keras_classes():
+    """`.keras` files load after `import keras_transformer` came before Keras."""
+    run_python(REGISTERED)

@@ -10,9 +10,9 @@ import pytest
 from keras_transformer.config import TrainConfig
 from keras_transformer.data import default_task_splits
 from keras_transformer.data import write_lines
-from keras_transformer.training import PruneCheckpoints
-from keras_transformer.training import StepLimit
-from keras_transformer.training import TimeBudget
+from keras_transformer.callbacks import PruneCheckpoints
+from keras_transformer.callbacks import StepLimit
+from keras_transformer.callbacks import TimeBudget
 from keras_transformer.training import _schedule
 from keras_transformer.training import train
 
