@@ -9,13 +9,16 @@ training config and picks the backend before Keras is imported.
 
 Keras finds the package's classes (the model, its layers, the loss, the
 metric, the schedule) by name when it loads a ``.keras`` file; they are
-registered as soon as Keras and any Keras-using part of the package are
-imported (or at once, when Keras was imported before this package). After
-only ``import keras_transformer`` and then ``import keras``, call
-`register_keras_serializables()` before ``keras.saving.load_model``.
+registered as soon as Keras is imported, whatever the order:
+``import keras; import keras_transformer``, ``import keras_transformer;
+import keras`` or a first use of a Keras-using part of the package (an
+import hook on ``keras`` registers them when Keras' own import finishes).
+`register_keras_serializables()` does it explicitly.
 """
 
 import importlib
+import importlib.abc
+import importlib.util
 import sys
 import types
 
@@ -129,8 +132,39 @@ __all__ = [
     "transformer_optimizer",
 ]
 
+class _RegisterAfterKeras(importlib.abc.MetaPathFinder):
+    """Registers the package's classes when ``import keras`` finishes
+    (``import keras_transformer`` came first, then ``import keras``, then
+    ``keras.saving.load_model``): a post-import hook, which Python has no
+    public API for, made of a one-shot finder that wraps Keras' loader."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "keras":
+            return None
+        _remove_keras_hook()
+        spec = importlib.util.find_spec("keras")
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_and_register(module):
+            exec_module(module)
+            # Keras is complete here; registering imports `model`, which
+            # imports `keras` again and gets this module.
+            _register_when_safe()
+
+        spec.loader.exec_module = exec_and_register
+        return spec
+
+
+def _remove_keras_hook():
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _RegisterAfterKeras)]
+
+
 sys.modules[__name__].__class__ = _Package
 if "keras" in sys.modules:
     # Keras came first (``import keras; import keras_transformer``): register
     # now, as an eager package would.
     register_keras_serializables()
+elif not any(isinstance(f, _RegisterAfterKeras) for f in sys.meta_path):
+    sys.meta_path.insert(0, _RegisterAfterKeras())

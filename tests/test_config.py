@@ -241,6 +241,30 @@ def test_config_presets_and_the_train_flags_import_without_keras():
     run_python(KERAS_FREE)
 
 
+LOAD_AFTER_IMPORT_ORDER = """
+import sys
+import keras_transformer as kt
+import keras
+assert keras.saving.get_registered_object("keras_transformer>Transformer")
+model = keras.saving.load_model(sys.argv[1])  # safe_mode: no custom_objects
+assert type(model).__name__ == "Transformer", type(model)
+print("ok")
+"""
+
+
 def test_the_lazy_package_still_registers_its_keras_classes():
     """`.keras` files load after `import keras_transformer` came before Keras."""
     run_python(REGISTERED)
+
+
+def test_a_keras_file_loads_after_importing_the_package_then_keras():
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(root, "tests", "data", "transformer_keras_model.keras")
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD_AFTER_IMPORT_ORDER, path],
+        cwd=root, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
