@@ -152,7 +152,7 @@ class RunDirectory:
         # A vocabulary alone may be provided to be reused.
         return sorted(set(os.listdir(self.path)) - {VOCABULARY_FILENAME})
 
-    def claim(self, config, may_change=(), overwrite=False):
+    def claim(self, config, may_change=(), overwrite=False, complete_saved=None):
         """Makes this directory the home of the run described by ``config``.
 
         Args:
@@ -161,6 +161,10 @@ class RunDirectory:
                 when an unfinished run is resumed (``output_dir`` always may).
             overwrite: bool. Rename a directory that holds anything else aside
                 (``<path>.old-<timestamp>``) instead of refusing.
+            complete_saved: optional function ``dict -> dict`` applied to the
+                saved ``config.json`` before the comparison, e.g. to fill in
+                the defaults of keys that a run started by an older version
+                did not write (it ran with those defaults).
 
         Returns:
             ``"new"`` (start from scratch) or ``"resume"`` (an unfinished run
@@ -170,7 +174,7 @@ class RunDirectory:
             RunDirectoryError: the directory holds a finished run, a run with
                 other settings, or files that are not a run.
         """
-        reason = self._refusal(config, set(may_change) | {"output_dir"})
+        reason = self._refusal(config, set(may_change) | {"output_dir"}, complete_saved)
         if reason is None:
             return RESUME if self.backup_epoch() is not None else NEW
         if not overwrite:
@@ -182,7 +186,7 @@ class RunDirectory:
         self.moved_to = self.move_aside()
         return NEW
 
-    def _refusal(self, config, may_change):
+    def _refusal(self, config, may_change, complete_saved=None):
         """None when ``config`` may start or resume here, else why not."""
         entries = self._entries()
         if not entries:
@@ -201,6 +205,11 @@ class RunDirectory:
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as error:
             return f"holds an unreadable {CONFIG_FILENAME} ({error})"
+        if complete_saved is not None:
+            try:
+                saved = complete_saved(saved)
+            except ValueError:
+                pass  # Compared as written: the differences are reported.
         changed = {
             key: (saved.get(key), value)
             for key, value in config.items()

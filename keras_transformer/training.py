@@ -414,10 +414,20 @@ _RESUMABLE_CHANGES = frozenset(
 )
 
 
+def _complete_saved_config(saved):
+    """A saved ``config.json`` resolved by this version: keys that an older
+    version did not write take their defaults (the values that run used)."""
+    known = set(TrainConfig.field_names())
+    return TrainConfig.from_dict({k: v for k, v in saved.items() if k in known}).resolved().to_dict()
+
+
 def _claim(run, config, overwrite, verbose):
     """Explains what a run in ``run`` will do; refuses to mix two runs."""
     action = run.claim(
-        config.to_dict(), may_change=_RESUMABLE_CHANGES, overwrite=overwrite
+        config.to_dict(),
+        may_change=_RESUMABLE_CHANGES,
+        overwrite=overwrite,
+        complete_saved=_complete_saved_config,
     )
     if run.moved_to is not None:
         _log(f"Moved the old contents of {run.path} aside to {run.moved_to}.", verbose)

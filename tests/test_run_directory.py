@@ -164,3 +164,21 @@ def test_load_model_errors_name_the_file(tmp_path):
     assert "File not found" not in str(info.value)
     with pytest.raises(FileNotFoundError, match="missing.keras"):
         run_directory.load_model(tmp_path / "missing.keras")
+
+
+def test_a_run_started_before_new_config_keys_existed_can_resume(tmp_path):
+    """config.json of an older version lacks the keys added since; the run
+    used their defaults, so it is the same run (issue #15's new keys)."""
+    from keras_transformer import TrainConfig
+    from keras_transformer.training import _claim
+
+    config = TrainConfig(output_dir=str(tmp_path / "run"), epochs=3).resolved()
+    saved = config.to_dict()
+    for key in ("accumulate_steps", "ema_decay", "keep_best", "patience", "final_model"):
+        saved.pop(key)
+    write_run(tmp_path / "run", config=saved)
+    run = RunDirectory(tmp_path / "run")
+    assert _claim(run, config, overwrite=False, verbose=0) == run_directory.NEW
+    # A key that differs from what the old run used still refuses.
+    with pytest.raises(RunDirectoryError, match=r"accumulate_steps: 1 -> 2"):
+        _claim(run, config.replace(accumulate_steps=2), overwrite=False, verbose=0)
