@@ -318,6 +318,15 @@ def build_parser():
         "signature (default: the beam size)",
     )
     _add_decoding_flags(export, batch_size=False)
+    for flag, kind, metavar, what in (
+        ("--temperature", float, "X", "temperature > 0"),
+        ("--top-k", int, "K", "sampling among the K most probable tokens"),
+        ("--top-p", float, "P", "nucleus sampling: the smallest set with probability >= P"),
+    ):
+        export.add_argument(
+            flag, type=kind, metavar=metavar,
+            help=f"the translate_sample signature's {what} (its seed is a request input)",
+        )
     _add_quantize_flag(export)
 
     commands.add_parser(
@@ -883,8 +892,21 @@ def _run_export(args):
     from keras_transformer.export import export_saved_model
 
     kwargs = _decoding_kwargs(args, run_config)
+    # --temperature/--top-k/--top-p set the translate_sample signature's
+    # filters; its seed comes with each request.
+    sampling = {
+        key: getattr(args, key)
+        for key in ("temperature", "top_k", "top_p")
+        if getattr(args, key, None) is not None
+    }
+    search_args = argparse.Namespace(**{**vars(args), **{key: None for key in sampling}})
     # Validated (names the flag) before the export starts.
-    _decode_options(args, run_config).replace(max_source_length=args.max_source_length)
+    _decode_options(search_args, run_config).replace(max_source_length=args.max_source_length)
+    if sampling:
+        from keras_transformer.decoding.options import DecodeOptions
+
+        DecodeOptions(beam_size=1, sampling=True, **sampling)
+        kwargs["sampling"] = sampling
     if args.n_best is not None:
         kwargs["n_best"] = args.n_best
     if args.quantize is not None:

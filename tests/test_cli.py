@@ -244,6 +244,16 @@ def test_export_passes_the_options_and_the_runs_decoding_settings(
         beam_size=6, alpha=1.0, max_extra_length=50,
     )  # fmt: skip
     assert "exported/2" in capsys.readouterr().out
+    # --temperature/--top-k/--top-p: the translate_sample signature's filters.
+    assert main(
+        ["export", "--model-dir", str(tmp_path), "--export-dir", str(tmp_path / "exported"),
+         "--top-p", "0.9", "--temperature", "0.7"]
+    ) == 0  # fmt: skip
+    assert calls[-1][1]["sampling"] == {"temperature": 0.7, "top_p": 0.9}
+    for flags, message in ((["--top-p", "1.5"], "top_p"), (["--seed", "3"], "unrecognized")):
+        with pytest.raises(SystemExit):
+            main(["export", "--model-dir", str(tmp_path), "--export-dir", str(tmp_path / "e")] + flags)
+        assert message in capsys.readouterr().err
 
 
 def test_export_ctranslate2_and_n_best_flags(tmp_path, monkeypatch, capsys):
