@@ -22,11 +22,27 @@ of data-parallel devices)::
         model.compile(...)
         model.fit(dataset)
 
+The token-bucketed pipeline gives batches of many sizes; under JAX each must
+split evenly over the data-parallel devices. `pipeline_options_for(kind)`
+gives the `make_dataset` options that make it so (batch sizes rounded to the
+global number of data-parallel devices and, on several hosts, each process
+feeding its share of every global batch)::
+
+    dataset, report = make_dataset(src, tgt, tokenizer, seed=0,
+                                   **pipeline_options_for("data"))
+
+Several hosts (JAX): start one process per host with Keras' variables
+``KERAS_DISTRIBUTION_JOB_ADDRESSES`` (the coordinator's ``host:port``),
+``KERAS_DISTRIBUTION_NUM_PROCESSES`` and ``KERAS_DISTRIBUTION_PROCESS_ID``;
+`initialize_multi_host` (called by the functions here) then calls
+`keras.distribution.initialize()` once, before JAX touches the devices.
+
 Checkpoints written by a distributed run are ordinary `.keras` files and load
 on one device.
 """
 
 import contextlib
+import os
 
 import keras
 
@@ -63,11 +79,130 @@ def model_parallel_layout_map(device_mesh, model_axis="model"):
     return layout_map
 
 
+def initialize_multi_host():
+    """Calls `keras.distribution.initialize()` once on a multi-host JAX run.
+
+    A run is multi-host when Keras' ``KERAS_DISTRIBUTION_NUM_PROCESSES`` is
+    above 1 or ``KERAS_DISTRIBUTION_JOB_ADDRESSES`` is set (see
+    `keras.distribution.initialize` for the three variables). Otherwise, on
+    other backends, or when `jax.distributed` is already initialized, it does
+    nothing, so a single host needs no setup. Call it before anything lists
+    JAX devices; the other functions here call it first.
+
+    Returns:
+        bool. Whether this is a multi-host JAX run.
+    """
+    if keras.config.backend() != "jax":
+        return False
+    num_processes = int(os.environ.get("KERAS_DISTRIBUTION_NUM_PROCESSES") or 1)
+    addresses = os.environ.get("KERAS_DISTRIBUTION_JOB_ADDRESSES")
+    if num_processes <= 1 and not addresses:
+        return False
+    import jax
+
+    if not jax.distributed.is_initialized():
+        keras.distribution.initialize()
+    return True
+
+
+def batch_multiple_for(kind="none", model_parallelism=None):
+    """The number every batch size must be a multiple of for ``kind``.
+
+    Under JAX the batch is split over the data-parallel devices of all hosts
+    (`keras.distribution.DataParallel` needs the batch size to be a multiple
+    of their number): all devices for ``"data"``, ``devices /
+    model_parallelism`` (the "batch" axis of the mesh) for ``"model"``.
+    TensorFlow's strategies split any batch themselves, and PyTorch has no
+    distribution here, so they get 1, as does ``"none"``.
+
+    Args:
+        kind: str. One of `DISTRIBUTIONS`. Defaults to ``"none"``.
+        model_parallelism: int. Devices per model replica for ``"model"``.
+            Defaults to all devices.
+
+    Returns:
+        int. Pass it as ``batch_multiple`` to `make_dataset`.
+
+    Example:
+
+    ```python
+    batch_multiple_for("data")  # jax.device_count() under JAX
+    ```
+    """
+    _check_kind(kind)
+    if kind == "none" or keras.config.backend() != "jax":
+        return 1
+    initialize_multi_host()
+    num_devices = len(keras.distribution.list_devices())
+    if kind == "model":
+        return num_devices // (model_parallelism or num_devices)
+    return num_devices
+
+
+def pipeline_options_for(kind="none", model_parallelism=None):
+    """`make_dataset` keyword arguments that fit the batches to ``kind``.
+
+    ``batch_multiple`` from `batch_multiple_for`; for ``"data"`` on several
+    JAX hosts also ``num_shards`` (the number of processes) and
+    ``shard_index`` (this process), so that each process yields its share of
+    every global batch (all processes must use the same data and seed).
+    ``"model"`` on several hosts is not supported with this pipeline: Keras
+    then shards the dataset itself, which needs one fixed batch size.
+
+    Args:
+        kind: str. One of `DISTRIBUTIONS`. Defaults to ``"none"``.
+        model_parallelism: int. Devices per model replica for ``"model"``.
+
+    Returns:
+        A dict with ``batch_multiple``, ``num_shards`` and ``shard_index``.
+
+    Example:
+
+    ```python
+    dataset, report = make_dataset(src, tgt, tokenizer, seed=0,
+                                   **pipeline_options_for("data"))
+    ```
+    """
+    options = {
+        "batch_multiple": batch_multiple_for(kind, model_parallelism),
+        "num_shards": 1,
+        "shard_index": 0,
+    }
+    if kind == "data" and _num_jax_processes() > 1:
+        import jax
+
+        options["num_shards"] = jax.process_count()
+        options["shard_index"] = jax.process_index()
+    return options
+
+
+def _num_jax_processes():
+    if keras.config.backend() != "jax":
+        return 1
+    initialize_multi_host()
+    import jax
+
+    return jax.process_count()
+
+
+def _check_kind(kind):
+    if kind not in DISTRIBUTIONS:
+        raise ValueError(f"distribution must be one of {DISTRIBUTIONS}. Received: {kind!r}")
+
+
 def make_jax_distribution(kind, devices=None, model_parallelism=None):
-    """A `keras.distribution.Distribution` for the JAX backend."""
+    """A `keras.distribution.Distribution` for the JAX backend.
+
+    With several processes, ``"data"`` does not let Keras shard the dataset
+    (it cannot with batches of varying size): each process's pipeline yields
+    its own share of every global batch (`pipeline_options_for`).
+    """
+    initialize_multi_host()
     devices = devices or keras.distribution.list_devices()
     if kind == "data":
-        return keras.distribution.DataParallel(devices=devices)
+        return keras.distribution.DataParallel(
+            devices=devices, auto_shard_dataset=_num_jax_processes() == 1
+        )
     if kind == "model":
         model_parallelism = model_parallelism or len(devices)
         if len(devices) % model_parallelism:
@@ -110,8 +245,7 @@ def distribution_scope(kind="none", model_parallelism=None):
     (TensorFlow only). Raises a ValueError naming the backend when the
     combination is not supported.
     """
-    if kind not in DISTRIBUTIONS:
-        raise ValueError(f"distribution must be one of {DISTRIBUTIONS}. Received: {kind!r}")
+    _check_kind(kind)
     backend = keras.config.backend()
     if kind == "none":
         yield None
@@ -121,7 +255,8 @@ def distribution_scope(kind="none", model_parallelism=None):
             raise ValueError(
                 "distribution='multi-worker' is TensorFlow's "
                 "MultiWorkerMirroredStrategy; under JAX use 'data' or 'model' "
-                "(multi-host JAX: call jax.distributed.initialize() first)."
+                "(multi-host JAX: set KERAS_DISTRIBUTION_JOB_ADDRESSES, "
+                "KERAS_DISTRIBUTION_NUM_PROCESSES and KERAS_DISTRIBUTION_PROCESS_ID)."
             )
         distribution = make_jax_distribution(kind, model_parallelism=model_parallelism)
         previous = keras.distribution.distribution()

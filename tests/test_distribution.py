@@ -159,6 +159,123 @@ def test_two_devices_match_one_device_and_checkpoints_load_on_one(tmp_path):
         assert "reloaded" in run(reload_script, [str(multi) + ".keras"], env).stdout
 
 
+PIPELINE_WORKER = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np, keras, tensorflow as tf
+    import keras_transformer as kt
+    from keras_transformer.data import make_dataset
+    from keras_transformer.distribution import distribution_scope, pipeline_options_for
+
+    class NumberTokenizer:
+        vocabulary_size = 40
+        def tokenize(self, sentences):
+            return tf.strings.to_number(tf.strings.split(sentences), tf.int32)
+
+    rng = np.random.default_rng(0)
+    def sentences(n, longest):
+        return [" ".join(map(str, rng.integers(4, 40, rng.integers(1, longest))))
+                for _ in range(n)]
+
+    options = pipeline_options_for("data")
+    # Unrounded, 120 tokens give batches of 15 (8-token buckets) and 7
+    # (16): odd sizes that 2 devices cannot split. Short pairs (one batch
+    # shape, one compilation) are enough to show it.
+    batching = dict(tokens_per_batch=120, max_length=16, bucket_boundaries=[8],
+                    bucketing="separate", **options)
+    train, report = make_dataset(sentences(64, 7), sentences(64, 7), NumberTokenizer(),
+                                 seed=0, repeat=True, **batching)
+    # 5 short pairs: one partial batch, padded with a fully-masked row.
+    valid, valid_report = make_dataset(sentences(5, 7), sentences(5, 7), NumberTokenizer(),
+                                       shuffle=False, **batching)
+    unrounded, _ = make_dataset(sentences(64, 7), sentences(64, 7), NumberTokenizer(),
+                                seed=0, repeat=True,
+                                **dict(batching, batch_multiple=1))
+    keras.utils.set_random_seed(0)
+    with distribution_scope("data") as distribution:
+        model = kt.Transformer(vocabulary_size=40, num_layers=1, d_model=16, num_heads=2,
+                               d_ff=32, dropout_rate=0.0)
+        model.compile(optimizer="adam", loss=kt.LabelSmoothedCrossEntropy())
+        history = model.fit(train, validation_data=valid, epochs=1, steps_per_epoch=3,
+                            verbose=0)
+        try:  # The bug the rounding fixes.
+            model.fit(unrounded, epochs=1, steps_per_epoch=1, verbose=0)
+            unrounded_error = None
+        except Exception as error:
+            unrounded_error = str(error)[:300]
+    json.dump({
+        "options": options,
+        "devices": int(np.prod(distribution.device_mesh.shape)),
+        "loss": history.history["loss"], "val_loss": history.history["val_loss"],
+        "batch_sizes": list(report.bucket_batch_sizes),
+        "valid_padding_rows": valid_report.num_padding_rows,
+        "unrounded_error": unrounded_error,
+    }, open(sys.argv[1], "w"))
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="JAX DataParallel")
+def test_jax_data_parallel_trains_on_the_pipelines_batches(tmp_path):
+    """2 virtual CPU devices: `pipeline_options_for("data")` rounds the
+    token-bucketed batch sizes (and pads last partial batches) to a multiple
+    of 2, so DataParallel shards every batch; unrounded, it cannot."""
+    worker = tmp_path / "pipeline_worker.py"
+    worker.write_text(PIPELINE_WORKER)
+    out = tmp_path / "result.json"
+    run(worker, [out], {
+        "KERAS_BACKEND": "jax", "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+    })  # fmt: skip
+    result = json.load(open(out))
+    assert result["options"] == {"batch_multiple": 2, "num_shards": 1, "shard_index": 0}
+    assert result["devices"] == 2
+    assert result["batch_sizes"] == [14, 6]  # 120 // 8 = 15, 120 // 16 = 7, rounded
+    assert result["valid_padding_rows"] == 1
+    assert np.isfinite(result["loss"]).all() and np.isfinite(result["val_loss"]).all()
+    assert "evenly divide" in (result["unrounded_error"] or "")
+
+
+def test_batch_multiple_for_a_single_device():
+    from keras_transformer.distribution import batch_multiple_for
+    from keras_transformer.distribution import initialize_multi_host
+    from keras_transformer.distribution import pipeline_options_for
+
+    assert batch_multiple_for("none") == 1
+    expected = len(keras.distribution.list_devices()) if keras.backend.backend() == "jax" else 1
+    assert batch_multiple_for("data") == expected
+    assert pipeline_options_for("data") == {
+        "batch_multiple": expected, "num_shards": 1, "shard_index": 0,
+    }  # fmt: skip
+    assert initialize_multi_host() is False  # one host: nothing to initialize
+    with pytest.raises(ValueError, match="distribution must be one of"):
+        batch_multiple_for("pipeline")
+
+
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="JAX multi-host")
+def test_multi_host_initializes_once_and_shards_by_process(monkeypatch):
+    """Two processes of four devices in all (simulated): Keras' initialize is
+    called once, batches are rounded to the 4 global devices and this process
+    (index 1) yields the second half of every global batch."""
+    import jax
+
+    from keras_transformer.distribution import pipeline_options_for
+
+    calls = []
+    monkeypatch.setenv("KERAS_DISTRIBUTION_NUM_PROCESSES", "2")
+    monkeypatch.setattr(keras.distribution, "initialize", lambda: calls.append("init"))
+    monkeypatch.setattr(jax.distributed, "is_initialized", lambda: bool(calls))
+    monkeypatch.setattr(jax, "process_count", lambda: 2)
+    monkeypatch.setattr(jax, "process_index", lambda: 1)
+    monkeypatch.setattr(
+        keras.distribution, "list_devices", lambda *args: [f"cpu:{i}" for i in range(4)]
+    )
+    options = pipeline_options_for("data")
+    assert options == {"batch_multiple": 4, "num_shards": 2, "shard_index": 1}
+    assert pipeline_options_for("model", model_parallelism=2)["batch_multiple"] == 2
+    assert calls == ["init"]
+
+
 def test_unknown_distribution_is_refused():
     from keras_transformer.distribution import distribution_scope
 
@@ -199,3 +316,4 @@ def test_cli_trains_with_distribution_flag(tmp_path):
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     assert (tmp_path / "run" / "model.keras").exists()
+

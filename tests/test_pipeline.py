@@ -201,50 +201,74 @@ def test_examples_are_shifted_pairs(pairs, tokenizer):
     assert report.num_examples == len(src) == report.num_pairs
 
 
-def test_token_budget_and_bucket_shapes(pairs, tokenizer):
+@pytest.mark.parametrize("bucketing", ["joint", "separate"])
+def test_token_budget_and_bucket_shapes(pairs, tokenizer, bucketing):
     src, tgt = pairs
     tokens_per_batch, max_length = 256, 24
     dataset, report = make_dataset(
-        src, tgt, tokenizer, tokens_per_batch=tokens_per_batch, max_length=max_length
-    )
+        src, tgt, tokenizer, tokens_per_batch=tokens_per_batch,
+        max_length=max_length, bucketing=bucketing,
+    )  # fmt: skip
+    assert report.bucketing == bucketing
     batches = _batches(dataset)
     sizes = dict(zip(report.bucket_lengths, report.bucket_batch_sizes))
-    real_source = real_target = padded = 0
+    real_source = real_target = padded_source = padded_target = 0
+    shapes = set()
     for encoder, decoder, labels in batches:
-        batch, length = encoder.shape
-        assert decoder.shape == labels.shape == (batch, length)
-        assert length in sizes  # padded to a bucket boundary
-        assert batch <= sizes[length] == tokens_per_batch // length
-        assert batch * length <= tokens_per_batch
-        # Bucketed: the longest row is longer than the previous bucket.
-        longest = max(
-            (encoder != PAD_ID).sum(axis=1).max(), (decoder != PAD_ID).sum(axis=1).max()
-        )
-        previous = max([b for b in report.bucket_lengths if b < length], default=0)
-        assert previous < longest <= length
+        batch, source_length = encoder.shape
+        target_length = decoder.shape[1]
+        assert decoder.shape == labels.shape
+        # Each side padded to a bucket boundary; the batch from the longer.
+        assert {source_length, target_length} <= set(sizes)
+        longer = max(source_length, target_length)
+        assert batch <= sizes[longer] == tokens_per_batch // longer
+        assert batch * longer <= tokens_per_batch
+        source_real = (encoder != PAD_ID).sum(axis=1).max()
+        target_real = (decoder != PAD_ID).sum(axis=1).max()
+        assert source_real <= source_length and target_real <= target_length
+        if bucketing == "joint":
+            # Bucketed: the longest row is longer than the previous bucket.
+            assert source_length == target_length
+            previous = max([b for b in sizes if b < longer], default=0)
+            assert previous < max(source_real, target_real)
         real_source += int((encoder != PAD_ID).sum())
         real_target += int((labels != PAD_ID).sum())
-        padded += 2 * encoder.size
+        padded_source += encoder.size
+        padded_target += decoder.size
+        shapes.add((batch, source_length, target_length))
     assert len(batches) == report.num_batches
+    assert len(shapes) == report.num_batch_shapes
     assert real_source == report.num_source_tokens
     assert real_target == report.num_target_tokens
-    real = real_source + real_target
+    real, padded = real_source + real_target, padded_source + padded_target
     assert report.padding_fraction == pytest.approx(1 - real / padded)
+    assert report.source_padding_fraction == pytest.approx(1 - real_source / padded_source)
+    assert report.target_padding_fraction == pytest.approx(1 - real_target / padded_target)
+    assert f"{report.padding_fraction:.1%}" in report.summary()
     # Mostly full batches: on average close to the token budget.
-    assert padded / 2 / len(batches) > 0.5 * tokens_per_batch
+    assert max(padded_source, padded_target) / len(batches) > 0.5 * tokens_per_batch
 
 
 def test_custom_buckets_and_drop_remainder(pairs, tokenizer):
     src, tgt = pairs
-    dataset, report = make_dataset(
-        src, tgt, tokenizer, tokens_per_batch=300, max_length=30,
-        bucket_boundaries=[10, 20], drop_remainder=True,
-    )
-    assert report.bucket_lengths == (10, 20, 30)
-    assert report.bucket_batch_sizes == (30, 15, 10)
-    shapes = {encoder.shape for encoder, _, _ in _batches(dataset)}
-    assert shapes <= {(30, 10), (15, 20), (10, 30)}
-    assert sum(1 for _ in dataset) == report.num_batches
+    for bucketing in ("joint", "separate"):
+        dataset, report = make_dataset(
+            src, tgt, tokenizer, tokens_per_batch=300, max_length=30,
+            bucket_boundaries=[10, 20], drop_remainder=True, bucketing=bucketing,
+        )  # fmt: skip
+        assert report.bucket_lengths == (10, 20, 30)
+        assert report.bucket_batch_sizes == (30, 15, 10)
+        batches = _batches(dataset)
+        sizes = {10: 30, 20: 15, 30: 10}
+        for encoder, decoder, _ in batches:
+            assert encoder.shape[0] == sizes[max(encoder.shape[1], decoder.shape[1])]
+            if bucketing == "joint":
+                assert encoder.shape[1] == decoder.shape[1]
+        assert len(batches) == report.num_batches
+        # The left-out pairs are reported.
+        kept = sum(len(encoder) for encoder, _, _ in batches)
+        assert 0 < report.num_dropped == report.num_examples - kept
+        assert f"{report.num_dropped} pairs dropped" in report.summary()
 
 
 def test_filter_long_pairs_is_reported(pairs, tokenizer):
@@ -331,6 +355,181 @@ def test_argument_errors(pairs, tokenizer):
         make_dataset(src, tgt[:-1], tokenizer)
     with pytest.raises(ValueError, match="No sentence pairs left"):
         make_dataset(["a" * 50], ["b" * 50], tokenizer, max_length=2, tokens_per_batch=2)
+    with pytest.raises(ValueError, match="bucketing must be one of"):
+        make_dataset(src, tgt, tokenizer, bucketing="packed")
+    with pytest.raises(ValueError, match="max_length \\* batch_multiple"):
+        make_dataset(src, tgt, tokenizer, max_length=32, tokens_per_batch=64, batch_multiple=3)
+    with pytest.raises(ValueError, match="batch_multiple must be a positive int"):
+        make_dataset(src, tgt, tokenizer, batch_multiple=0)
+    with pytest.raises(ValueError, match="num_shards must divide batch_multiple"):
+        make_dataset(src, tgt, tokenizer, batch_multiple=4, num_shards=3, seed=0)
+    with pytest.raises(ValueError, match="shard_index must be in"):
+        make_dataset(src, tgt, tokenizer, batch_multiple=2, num_shards=2, shard_index=2)
+    with pytest.raises(ValueError, match="needs a seed"):
+        make_dataset(src, tgt, tokenizer, batch_multiple=2, num_shards=2)
+
+
+class NumberTokenizer:
+    """Sentences of space-separated ids, tokenized to those ids."""
+
+    vocabulary_size = 100
+
+    def tokenize(self, sentences):
+        return tf.strings.to_number(tf.strings.split(sentences), tf.int32)
+
+
+def _skewed_pairs(num_pairs=600, seed=0):
+    """Uncorrelated source and target lengths (1 to 30 tokens): often short
+    on one side and long on the other, where joint bucketing pads most."""
+    rng = np.random.default_rng(seed)
+    src, tgt = [], []
+    for _ in range(num_pairs):
+        for side in (src, tgt):
+            ids = rng.integers(4, 100, size=rng.integers(1, 31))
+            side.append(" ".join(map(str, ids)))
+    return src, tgt
+
+
+def _pairs_seen(batches):
+    """The (source ids, target ids) of every real row; asserts padding rows
+    are fully masked."""
+    seen = []
+    for encoder, decoder, labels in batches:
+        for enc_row, dec_row, lab_row in zip(encoder, decoder, labels):
+            if not enc_row.any():
+                assert not dec_row.any() and not lab_row.any()  # padding row
+                continue
+            enc, lab = _real(enc_row), _real(lab_row)
+            seen.append((" ".join(map(str, enc[:-1])), " ".join(map(str, lab[:-1]))))
+    return seen
+
+
+def test_separate_bucketing_pads_less_and_keeps_every_pair():
+    src, tgt = _skewed_pairs()
+    results = {}
+    for bucketing in ("joint", "separate"):
+        dataset, report = make_dataset(
+            src, tgt, NumberTokenizer(), tokens_per_batch=256, max_length=32,
+            bucket_boundaries=[8, 16, 24], seed=0, bucketing=bucketing,
+        )  # fmt: skip
+        batches = _batches(dataset)
+        # Every pair exactly once, ids unchanged.
+        assert collections.Counter(_pairs_seen(batches)) == collections.Counter(zip(src, tgt))
+        assert report.num_padding_rows == report.num_dropped == 0
+        shapes = {(e.shape[0], e.shape[1], d.shape[1]) for e, d, _ in batches}
+        assert len(shapes) == report.num_batch_shapes
+        results[bucketing] = report
+    joint, separate = results["joint"], results["separate"]
+    assert separate.padding_fraction < joint.padding_fraction - 0.05
+    assert separate.source_padding_fraction < joint.source_padding_fraction
+    assert separate.target_padding_fraction < joint.target_padding_fraction
+    # Same rows per batch (the longer side sets the batch size), so about as
+    # many batches; at most one shape per (S, T) combination.
+    assert separate.num_batches <= joint.num_batches + len(separate.batch_shapes)
+    assert len(separate.batch_shapes) <= len(separate.bucket_lengths) ** 2
+
+
+def test_rare_length_combinations_get_no_shape_of_their_own():
+    # 300 pairs (5, 5) fill batches; 3 pairs (5, 20) do not, and go to the
+    # joint shape (24, 24), never to a more padded one.
+    src = ["5 5 5 5 5"] * 300 + ["6 6 6 6 6"] * 3
+    tgt = ["7 7 7 7 7"] * 300 + [" ".join(["8"] * 20)] * 3
+    dataset, report = make_dataset(
+        src, tgt, NumberTokenizer(), tokens_per_batch=96, max_length=24,
+        bucket_boundaries=[8, 16], shuffle=False,
+    )  # fmt: skip
+    assert [shape[1:] for shape in report.batch_shapes] == [(8, 8), (24, 24)]
+    shapes = {(e.shape[1], d.shape[1]) for e, d, _ in _batches(dataset)}
+    assert shapes == {(8, 8), (24, 24)}
+
+
+def test_min_shape_saving_trades_shapes_for_padding():
+    src, tgt = _skewed_pairs()
+    reports = {}
+    for saving in (0.0, 0.02, 1.0):
+        _, reports[saving] = make_dataset(
+            src, tgt, NumberTokenizer(), tokens_per_batch=256, max_length=32,
+            bucket_boundaries=[8, 16, 24], min_shape_saving=saving,
+        )  # fmt: skip
+    _, joint = make_dataset(
+        src, tgt, NumberTokenizer(), tokens_per_batch=256, max_length=32,
+        bucket_boundaries=[8, 16, 24], bucketing="joint",
+    )  # fmt: skip
+    # 1.0: no combination saves a whole pass's padding: the joint shapes.
+    assert reports[1.0].batch_shapes == joint.batch_shapes
+    assert reports[1.0].padding_fraction == pytest.approx(joint.padding_fraction)
+    counts = [len(reports[s].batch_shapes) for s in (0.0, 0.02, 1.0)]
+    padding = [reports[s].padding_fraction for s in (0.0, 0.02, 1.0)]
+    assert counts[0] > counts[1] > counts[2] and padding[0] < padding[1] < padding[2]
+    with pytest.raises(ValueError, match="min_shape_saving must be a fraction"):
+        make_dataset(src, tgt, NumberTokenizer(), min_shape_saving=1.5)
+
+
+@pytest.mark.parametrize("drop_remainder", [False, True])
+def test_batch_sizes_are_multiples_of_batch_multiple(drop_remainder):
+    src, tgt = _skewed_pairs(num_pairs=301)
+    dataset, report = make_dataset(
+        src, tgt, NumberTokenizer(), tokens_per_batch=256, max_length=32,
+        bucket_boundaries=[8, 16, 24], seed=0, batch_multiple=4,
+        drop_remainder=drop_remainder,
+    )  # fmt: skip
+    # 256 // (8, 16, 24, 32) = (32, 16, 10, 8), rounded down to multiples of 4.
+    assert report.bucket_batch_sizes == (32, 16, 8, 8)
+    assert report.batch_multiple == 4
+    batches = _batches(dataset)
+    assert all(len(encoder) % 4 == 0 for encoder, _, _ in batches)
+    assert len(batches) == report.num_batches
+    seen = _pairs_seen(batches)
+    padding_rows = sum(len(e) for e, _, _ in batches) - len(seen)
+    assert padding_rows == report.num_padding_rows
+    assert len(seen) + report.num_dropped == report.num_examples == 301
+    if drop_remainder:
+        assert report.num_dropped > 0 and padding_rows == 0
+    else:
+        # Nothing lost: the last partial batches get fully-masked rows.
+        assert collections.Counter(seen) == collections.Counter(zip(src, tgt))
+        assert padding_rows > 0 and report.num_dropped == 0
+        assert f"{padding_rows} fully-masked padding rows" in report.summary()
+
+
+def test_fully_masked_rows_change_neither_loss_nor_accuracy():
+    from keras_transformer.losses import LabelSmoothedCrossEntropy
+    from keras_transformer.metrics import MaskedTokenAccuracy
+
+    rng = np.random.default_rng(0)
+    labels = np.array([[5, 6, 7, 0], [8, 9, 0, 0]], "int32")
+    logits = rng.normal(size=(2, 4, 12)).astype("float32")
+    padded_labels = np.concatenate([labels, np.zeros((2, 4), "int32")])
+    padded_logits = np.concatenate([logits, rng.normal(size=(2, 4, 12)).astype("float32")])
+    loss = LabelSmoothedCrossEntropy()
+    np.testing.assert_allclose(
+        float(loss(padded_labels, padded_logits)), float(loss(labels, logits)), rtol=1e-6
+    )
+    accuracy, padded_accuracy = MaskedTokenAccuracy(), MaskedTokenAccuracy()
+    accuracy.update_state(labels, logits)
+    padded_accuracy.update_state(padded_labels, padded_logits)
+    assert float(padded_accuracy.result()) == pytest.approx(float(accuracy.result()))
+
+
+def test_shards_split_every_global_batch():
+    src, tgt = _skewed_pairs(num_pairs=200)
+    options = dict(
+        tokens_per_batch=256, max_length=32, bucket_boundaries=[8, 16, 24],
+        seed=3, batch_multiple=4,
+    )  # fmt: skip
+    whole, report = make_dataset(src, tgt, NumberTokenizer(), **options)
+    shards = [
+        make_dataset(src, tgt, NumberTokenizer(), num_shards=2, shard_index=i, **options)
+        for i in range(2)
+    ]
+    assert all(shard_report.num_batches == report.num_batches for _, shard_report in shards)
+    assert shards[0][1].num_shards == 2
+    whole_batches = _batches(whole)
+    shard_batches = [_batches(dataset) for dataset, _ in shards]
+    assert len(shard_batches[0]) == len(shard_batches[1]) == len(whole_batches)
+    for batch, first, second in zip(whole_batches, *shard_batches):
+        for side, part_a, part_b in zip(batch, first, second):
+            np.testing.assert_array_equal(side, np.concatenate([part_a, part_b]))
 
 
 def test_make_dataset_from_files(tmp_path, pairs, tokenizer):
