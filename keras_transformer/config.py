@@ -111,6 +111,9 @@ class TrainConfig:
             apart); smaller is finer for short sentences but gives more
             distinct batch shapes (more compilations under JAX). Defaults
             to 8.
+        bucketing: str. "separate" (default) pads the source and the target
+            each to its own length bucket; "joint" pads both to the bucket
+            of the longer side (`keras_transformer.data.make_dataset`).
         epochs: int. Epochs (passes over the data, or ``steps_per_epoch``
             updates). Auto.
         steps_per_epoch: int. Optimizer updates between checkpoints; None is
@@ -205,6 +208,9 @@ class TrainConfig:
         None, "padded tokens per batch; " + _AUTO
     )
     bucket_step: int = _field(8, "length bucket width in tokens")
+    bucketing: str = _field(
+        "separate", "'separate': each side padded to its own length bucket; 'joint': both to the longer side's"
+    )
     # --- schedule ---
     epochs: typing.Optional[int] = _field(None, "number of epochs; " + _AUTO)
     steps_per_epoch: typing.Optional[int] = _field(
@@ -475,6 +481,11 @@ class TrainConfig:
         if self.backend is not None and self.backend not in BACKENDS:
             raise ValueError(
                 f"backend must be one of {BACKENDS}. Received: backend={self.backend!r}"
+            )
+        if self.bucketing not in ("separate", "joint"):
+            raise ValueError(
+                "bucketing must be 'separate' or 'joint'. "
+                f"Received: bucketing={self.bucketing!r}"
             )
         if self.distribution not in DISTRIBUTIONS:
             raise ValueError(

@@ -446,8 +446,12 @@ def build_datasets(config, splits, tokenizer):
     import tensorflow as tf
 
     from keras_transformer.data import default_bucket_lengths, make_dataset
+    from keras_transformer.distribution import pipeline_options_for
 
     # Training and validation batches share one batching (same shapes).
+    # Under JAX data parallelism every batch size is a multiple of the
+    # device count (and each host reads its share of every global batch).
+    sharding = pipeline_options_for(config.distribution)
     batching = dict(
         tokenizer=tokenizer,
         tokens_per_batch=config.tokens_per_batch,
@@ -455,6 +459,8 @@ def build_datasets(config, splits, tokenizer):
         bucket_boundaries=default_bucket_lengths(
             config.max_length, step=config.bucket_step
         ),
+        bucketing=config.bucketing,
+        **sharding,
     )
     train_dataset, report = make_dataset(
         *splits["train"], shuffle=True, seed=config.seed, repeat=True, **batching
