@@ -570,19 +570,19 @@ def _run_config(model_dir):
 
 def _preset_decoding_settings(model_dir):
     """The generation defaults a keras-hub preset saved (its task.json)."""
-    from keras_transformer.run_directory import locate_trained_model
+    from keras_transformer.hub.presets import TASK_CONFIG_FILE
+    from keras_transformer.run_directory import locate_trained_model, read_json
 
     files = locate_trained_model(model_dir)
     if files is None or files.kind != "preset":
         return {}
-    path = os.path.join(files.directory, "task.json")
+    path = os.path.join(files.directory, TASK_CONFIG_FILE)
     if not os.path.isfile(path):
         return {}
-    try:
-        with open(path, encoding="utf-8") as f:
-            config = json.load(f).get("config", {})
-    except (OSError, ValueError, AttributeError) as error:
-        raise ValueError(f"Cannot read the preset file {path!r}: {error}") from error
+    task = read_json(path, "preset file")
+    config = task.get("config", {}) if isinstance(task, dict) else None
+    if not isinstance(config, dict):
+        raise ValueError(f"The preset file {path!r} holds no task config (a JSON object).")
     settings = dict(config.get("decode_options") or {})
     settings.update({k: config[k] for k in ("beam_size", "alpha", "max_extra_length") if k in config})
     return settings

@@ -411,15 +411,24 @@ PRESET_VOCABULARY_PATH = os.path.join("assets", "tokenizer", "vocabulary.spm")
 RUN_PRESET_DIRNAME = "preset"
 
 
-def _is_preset(directory):
+def read_json(path, what="file"):
+    """The JSON value in ``path``; a ValueError naming the ``what`` and the
+    path when it cannot be read or parsed."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as error:
+        raise ValueError(f"Cannot read the {what} {path!r}: {error}") from error
+
+
+def is_preset_directory(directory):
+    """True when ``directory`` holds a keras-hub preset (a ``config.json``
+    with a ``registered_name``). An unreadable ``config.json`` is a
+    ValueError naming it, not a silent "no preset"."""
     path = os.path.join(directory, PRESET_CONFIG_FILENAME)
     if not os.path.isfile(path):
         return False
-    try:
-        with open(path, encoding="utf-8") as f:
-            config = json.load(f)
-    except (OSError, ValueError):
-        return False
+    config = read_json(path, "preset file")
     return isinstance(config, dict) and "registered_name" in config
 
 
@@ -460,14 +469,14 @@ class TrainedModelFiles:
 def locate_trained_model(directory):
     """`find_trained_model`'s answer, or None where there is no model."""
     directory = os.fspath(directory)
-    if _is_preset(directory):
+    if is_preset_directory(directory):
         return TrainedModelFiles(
             "preset", directory, os.path.join(directory, PRESET_VOCABULARY_PATH)
         )
     if os.path.isfile(os.path.join(directory, MODEL_FILENAME)):
         return TrainedModelFiles("run", directory, os.path.join(directory, VOCABULARY_FILENAME))
     nested = os.path.join(directory, RUN_PRESET_DIRNAME)
-    if _is_preset(nested):
+    if is_preset_directory(nested):
         return TrainedModelFiles("preset", nested, os.path.join(nested, PRESET_VOCABULARY_PATH))
     return None
 

@@ -436,3 +436,7 @@ def test_translator_and_cli_accept_a_preset_directory(numbers, tmp_path, capsys)
     empty.mkdir()
     with pytest.raises(FileNotFoundError, match="No trained model in .*empty"):
         kt.Translator.from_directory(str(empty))
+    # A corrupt config.json is named, not reported as "no trained model".
+    (run / "preset" / "config.json").write_text('{"registered_name": ')
+    with pytest.raises(ValueError, match=r"Cannot read the preset file .*config\.json"):
+        kt.Translator.from_directory(str(run))

@@ -27,21 +27,21 @@ A keras-hub preset directory holds::
 """
 
 import glob
-import json
 import os
 
 from keras_transformer.presets import PRESETS as ARCHITECTURE_PRESETS
+from keras_transformer.run_directory import PRESET_CONFIG_FILENAME as CONFIG_FILE
+from keras_transformer.run_directory import PRESET_VOCABULARY_PATH as TOKENIZER_ASSET
+from keras_transformer.run_directory import RUN_PRESET_DIRNAME
+from keras_transformer.run_directory import is_preset_directory
+from keras_transformer.run_directory import read_json
 
-# keras-hub's preset file names (keras_hub/src/utils/preset_utils.py).
-CONFIG_FILE = "config.json"
+# keras-hub's preset file names (keras_hub/src/utils/preset_utils.py; the
+# config file and the tokenizer asset are run_directory's, which finds presets).
 TASK_CONFIG_FILE = "task.json"
 TOKENIZER_CONFIG_FILE = "tokenizer.json"
 MODEL_WEIGHTS_FILE = "model.weights.h5"
 SHARDED_MODEL_WEIGHTS_FILE = "model.weights.json"
-from keras_transformer.run_directory import (  # noqa: E402
-    PRESET_VOCABULARY_PATH as TOKENIZER_ASSET,
-    RUN_PRESET_DIRNAME,
-)
 BACKBONE_REGISTERED_NAME = "keras_transformer>Transformer"
 
 TRAINED_PRESETS = {}
@@ -123,28 +123,16 @@ def resolve_trained_preset(preset):
             f"Architecture presets ({sorted(ARCHITECTURE_PRESETS)}) have no "
             "weights."
         )
-    if _is_keras_hub_config(preset):
+    if is_preset_directory(preset):
         return preset
     nested = os.path.join(preset, RUN_PRESET_DIRNAME)
-    if _is_keras_hub_config(nested):
+    if is_preset_directory(nested):
         return nested  # A run directory with a preset/ inside.
     return preset
 
 
 def _read_json(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError) as error:
-        raise ValueError(f"Cannot read the preset file {path!r}: {error}") from error
-
-
-def _is_keras_hub_config(directory):
-    path = os.path.join(directory, CONFIG_FILE)
-    if not os.path.isfile(path):
-        return False
-    config = _read_json(path)
-    return isinstance(config, dict) and "registered_name" in config
+    return read_json(path, "preset file")
 
 
 def is_run_directory(directory):
@@ -153,7 +141,7 @@ def is_run_directory(directory):
 
     return (
         os.path.isdir(directory)
-        and not _is_keras_hub_config(directory)
+        and not is_preset_directory(directory)
         and (
             os.path.isfile(os.path.join(directory, MODEL_FILENAME))
             or os.path.isfile(os.path.join(directory, VOCABULARY_FILENAME))
