@@ -348,7 +348,9 @@ def run_worker(args):
         from keras_transformer import Translator
         from keras_transformer.data import read_lines
 
-        translator = Translator.from_directory(args.model_dir, batch_size=args.batch_size)
+        translator = Translator.from_directory(
+            args.model_dir, batch_size=args.batch_size, quantize=args.quantize)
+        result["quantize"] = args.quantize
         sentences = read_lines(args.source_file)[: args.num_sentences]
         references = None
         if args.reference_file and os.path.exists(args.reference_file):
@@ -374,7 +376,7 @@ def worker_command(args, backend):
     for name in (
         "model_dir", "source_file", "reference_file", "num_sentences", "batch_size",
         "beam_size", "alpha", "speed_batch", "speed_steps", "repeats", "cpu_threads",
-        "preset", "vocabulary_size", "seed",
+        "preset", "vocabulary_size", "seed", "quantize",
     ):
         value = getattr(args, name)
         if value is not None:
@@ -390,16 +392,60 @@ def worker_command(args, backend):
     return command, env
 
 
-def run_backend(args, backend):
+def run_backend(args, backend, quantize=None):
+    args = argparse.Namespace(**vars(args))
+    args.quantize = quantize
     command, env = worker_command(args, backend)
-    log(f"{backend}: starting worker")
+    log(f"{backend}: starting worker" + (f" ({quantize})" if quantize else ""))
     process = subprocess.run(
         command, env=env, stdout=subprocess.PIPE, text=True, timeout=args.worker_timeout
     )
     for line in process.stdout.splitlines():
         if line.startswith(RESULT_PREFIX):
             return json.loads(line[len(RESULT_PREFIX):])
-    return {"backend": backend, "error": f"worker exited with {process.returncode}"}
+    return {"backend": backend, "quantize": quantize,
+            "error": f"worker exited with {process.returncode}"}
+
+
+def run_ctranslate2(args, compute_types):
+    """CTranslate2 rows on the same weights: `ctranslate2_decode.py` in a
+    subprocess (its export needs Keras; its decoding does not)."""
+    with tempfile.TemporaryDirectory() as work:
+        command = [
+            sys.executable, os.path.join(HERE, "ctranslate2_decode.py"),
+            "--model-dir", args.model_dir, "--data-dir", args.data_dir,
+            "--num-sentences", str(args.num_sentences), "--compute-types", compute_types,
+            "--beam-size", str(args.beam_size), "--alpha", str(args.alpha),
+            "--batch-size", str(args.batch_size),
+            "--threads", str(args.cpu_threads or os.cpu_count()),
+            "--output-dir", work, "--tag", "row",
+        ]
+        env = dict(os.environ, KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="2")
+        log(f"ctranslate2: {compute_types}")
+        process = subprocess.run(command, env=env, timeout=args.worker_timeout)
+        path = os.path.join(work, "ctranslate2_decode_row.json")
+        if process.returncode or not os.path.exists(path):
+            return [{"backend": "ctranslate2", "error": f"exited with {process.returncode}"}]
+        with open(path) as f:
+            report = json.load(f)
+    rows = []
+    for row in report["rows"]:
+        rows.append({
+            "backend": "ctranslate2",
+            "quantize": None if row["compute_type"] == "float32" else row["compute_type"],
+            "device": f"CTranslate2 {report['ctranslate2_version']}, {row['compute_type']}, "
+                      f"{report['settings']['intra_threads']} threads",
+            "translate_seconds": row["translate_seconds"],
+            "translate_warm_seconds": row["translate_seconds"],
+            "translate_load_seconds": row["load_seconds"],
+            "sentences_per_second": row["sentences_per_second"],
+            "bleu": row["bleu"],
+            "bleu_signature": row.get("bleu_signature"),
+            "load_average_start": row["load_average_1min"][0],
+            "load_average_end": load_average(),
+            "ctranslate2": row,
+        })
+    return rows
 
 
 def model_description(results, args):
@@ -430,25 +476,27 @@ def format_table(results, args, command):
         + "model: " + model_description(results, args),
         "",
         f"| backend | cached, {args.speed_steps} tokens (s) | uncached (s) | speedup "
-        f"| same tokens | {args.num_sentences} sentences (s) | sentences/s "
+        f"| same tokens | {args.num_sentences} sentences (s) | again, compiled (s) | sentences/s "
         "| compiled functions | BLEU | load |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         if "error" in r:
-            lines.append(f"| {r['backend']} | {r['error']} |||||||||")
+            lines.append(f"| {r['backend']} | {r['error']} ||||||||||")
             continue
+        label = r["backend"] + (f" ({r['quantize']})" if r.get("quantize") else "")
         lines.append(
             "| " + " | ".join([
-                r["backend"],
+                label,
                 cell(r, "cached_seconds", "{:.2f}"),
                 cell(r, "uncached_seconds", "{:.2f}"),
                 cell(r, "speedup", "{:.1f}x"),
                 cell(r, "same_output", "{}"),
                 cell(r, "translate_seconds", "{:.1f}"),
+                cell(r, "translate_warm_seconds", "{:.1f}"),
                 cell(r, "sentences_per_second", "{:.1f}"),
-                cell(r, "compiled_functions", "{}") if r["backend"] != "torch"
-                else "eager",
+                cell(r, "compiled_functions", "{}") if r["backend"] not in ("torch", "ctranslate2")
+                else ("eager" if r["backend"] == "torch" else "-"),
                 cell(r, "bleu", "{:.1f}"),
                 f"{r['load_average_start']:.1f}-{r['load_average_end']:.1f}",
             ]) + " |"
@@ -469,6 +517,21 @@ def format_table(results, args, command):
             "positions of re-running only the prefix). Medians of "
             f"{args.repeats} runs each, alternating, after a compiling first "
             "call of each.",
+        ]
+    if any(r["backend"] == "ctranslate2" for r in results):
+        lines += [
+            "",
+            "ctranslate2 rows: `benchmarks/ctranslate2_decode.py` on the same weights "
+            "(exported with `keras-transformer export --format ctranslate2`; int8 "
+            "quantizes them when loading), same sentences, beam, alpha (GNMT re-ranking "
+            "of its n-best), batch and thread count; its time excludes loading the model "
+            "(load time in the JSON), ours includes compilation.",
+        ]
+    if any(r.get("quantize") and r["backend"] != "ctranslate2" for r in results):
+        lines += [
+            "",
+            "(int8) rows: `Translator.from_directory(..., quantize=\"int8\")`, "
+            "Keras' `Model.quantize(\"int8\")` of the same model's dense layers.",
         ]
     lines.append(
         "Translation time includes compilation. load = 1-minute load average when "
@@ -531,6 +594,13 @@ def parse_args(argv=None):
                    help="random model and random source ids drawn like "
                    "Multi30k's lengths; needs no data, tokenizer or TensorFlow")
     p.add_argument("--seed", type=int, default=0, help="seed of the random model")
+    p.add_argument("--quantize", default=None,
+                   help="comma-separated variants of each backend's translation run: "
+                        "'none' (float weights) and/or 'int8' (Keras' Model.quantize); "
+                        "e.g. none,int8 (needs a trained --model-dir)")
+    p.add_argument("--ctranslate2", default=None, metavar="COMPUTE_TYPES",
+                   help="also decode with CTranslate2 on the same weights, e.g. "
+                        "float32,int8 (needs a trained --model-dir and the ctranslate2 extra)")
     p.add_argument("--work-dir",
                    default=os.path.join(
                        tempfile.gettempdir(), "keras_transformer_decode_speed"
@@ -588,7 +658,18 @@ def main(argv=None):
 
     command = "python benchmarks/decode_speed.py " + " ".join(
         sys.argv[1:] if argv is None else argv)
-    results = [run_backend(args, backend) for backend in backends]
+    variants = [None]
+    if args.quantize:
+        variants = [None if v.strip() in ("none", "") else v.strip()
+                    for v in args.quantize.split(",")]
+        if args.synthetic or args.random_model:
+            raise SystemExit("--quantize needs a trained --model-dir")
+    results = [run_backend(args, backend, variant)
+               for backend in backends for variant in variants]
+    if args.ctranslate2:
+        if args.synthetic or args.random_model:
+            raise SystemExit("--ctranslate2 needs a trained --model-dir")
+        results += run_ctranslate2(args, args.ctranslate2)
     table = format_table(results, args, command)
     print(table)
     os.makedirs(args.output_dir, exist_ok=True)

@@ -72,6 +72,12 @@ def main(argv=None):
     parser.add_argument("--skip-train", action="store_true")
     parser.add_argument("--curve", action="store_true", help="BLEU-vs-time from the checkpoints")
     parser.add_argument("--curve-sentences", type=int, default=300)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra config override passed to `train --set` (repeatable); recorded in the result")
+    parser.add_argument("--results-dir", default=None,
+                        help="also copy the result JSON, curve and test hypotheses here as "
+                             "multi30k_<backend>.json, multi30k_<backend>_bleu_curve.png and "
+                             "multi30k_<backend>_test_2016_flickr.hyp.de (e.g. benchmarks/results)")
     args = parser.parse_args(argv)
 
     data = lambda name: os.path.join(args.data_dir, name)  # noqa: E731
@@ -79,10 +85,13 @@ def main(argv=None):
         raise SystemExit(f"Multi30k not found in {args.data_dir} (use --data-dir or MULTI30K_DIR)")
     env = dict(os.environ, KERAS_BACKEND=args.backend, TF_CPP_MIN_LOG_LEVEL="2")
     cli = [sys.executable, "-m", "keras_transformer"]
-    result = {"backend": args.backend, "minutes": args.minutes, "config": args.config}
+    result = {"command": "python " + " ".join([os.path.relpath(__file__)] + sys.argv[1:]),
+              "backend": args.backend, "minutes": args.minutes, "config": os.path.relpath(args.config),
+              "config_text": open(args.config).read(), "overrides": args.overrides,
+              "cpu_count": os.cpu_count(), "load_average_at_start": os.getloadavg()}
     if not args.skip_train:
         result["train_command_started"] = time.time()
-        _, seconds = run(
+        train_output, seconds = run(
             cli + [
                 "train", "--backend", args.backend, "--config", args.config,
                 "--output-dir", args.output_dir,
@@ -90,10 +99,14 @@ def main(argv=None):
                 "--set", f"valid_src={data('val.en.gz')}", "--set", f"valid_tgt={data('val.de.gz')}",
                 "--set", f"time_budget_minutes={args.minutes}", "--set", "eval_sentences=0",
                 "--set", f"backend={args.backend}",
-            ],
+            ] + [a for o in args.overrides for a in ("--set", o)],
             env,
         )
         result["train_command_seconds"] = round(seconds, 1)
+        result["train_log_summary"] = [
+            l for l in train_output.splitlines()
+            if "\b" not in l and "/step" not in l and re.search(r"padding|steps|stopp|budget|average|parameters", l, re.I)
+        ][-40:]
     stdout, seconds = run(
         cli + [
             "evaluate", "--backend", args.backend, "--model-dir", args.output_dir,
@@ -128,7 +141,16 @@ def main(argv=None):
             fig.savefig(os.path.join(args.output_dir, "bleu_curve.png"), dpi=100)
     with open(os.path.join(args.output_dir, "benchmark.json"), "w") as f:
         json.dump(result, f, indent=2)
-    print(json.dumps({k: v for k, v in result.items() if k != "evaluate_output"}, indent=2))
+    if args.results_dir:
+        import shutil
+
+        os.makedirs(args.results_dir, exist_ok=True)
+        stem = os.path.join(args.results_dir, f"multi30k_{args.backend}")
+        shutil.copyfile(os.path.join(args.output_dir, "benchmark.json"), stem + ".json")
+        shutil.copyfile(os.path.join(args.output_dir, "test_2016_flickr.hyp.de"), stem + "_test_2016_flickr.hyp.de")
+        if os.path.exists(os.path.join(args.output_dir, "bleu_curve.png")):
+            shutil.copyfile(os.path.join(args.output_dir, "bleu_curve.png"), stem + "_bleu_curve.png")
+    print(json.dumps({k: v for k, v in result.items() if k not in ("evaluate_output", "config_text")}, indent=2))
 
 
 if __name__ == "__main__":
