@@ -465,7 +465,8 @@ def format_table(results, args, command):
         value = result.get(key)
         return "-" if value is None else fmt.format(value)
 
-    devices = sorted({r.get("device", "?") for r in results if "error" not in r})
+    devices = sorted({r.get("device", "?") for r in results
+                      if "error" not in r and r["backend"] != "ctranslate2"})
     lines = [
         f"Command: `{command}`",
         "",
