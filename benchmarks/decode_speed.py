@@ -641,6 +641,14 @@ def main(argv=None):
             raise SystemExit("--synthetic uses a random model; drop --model-dir")
     elif not os.path.exists(args.source_file):
         raise SystemExit(f"Source file not found: {args.source_file} (see --data-dir)")
+    variants = [None]
+    if args.quantize:
+        variants = [None if v.strip() == "none" else v.strip() for v in args.quantize.split(",")]
+        unknown = sorted({v for v in variants if v not in (None, "int8")})
+        if unknown:
+            raise SystemExit(f"--quantize: unknown variants {unknown}; choose from none, int8")
+    if (args.quantize or args.ctranslate2) and (args.synthetic or args.model_dir is None):
+        raise SystemExit("--quantize and --ctranslate2 need a trained --model-dir")
     if args.model_dir is None and not args.synthetic:
         args.random_model = True
         args.model_dir = args.work_dir
@@ -659,17 +667,9 @@ def main(argv=None):
 
     command = "python benchmarks/decode_speed.py " + " ".join(
         sys.argv[1:] if argv is None else argv)
-    variants = [None]
-    if args.quantize:
-        variants = [None if v.strip() in ("none", "") else v.strip()
-                    for v in args.quantize.split(",")]
-        if args.synthetic or args.random_model:
-            raise SystemExit("--quantize needs a trained --model-dir")
     results = [run_backend(args, backend, variant)
                for backend in backends for variant in variants]
     if args.ctranslate2:
-        if args.synthetic or args.random_model:
-            raise SystemExit("--ctranslate2 needs a trained --model-dir")
         results += run_ctranslate2(args, args.ctranslate2)
     table = format_table(results, args, command)
     print(table)

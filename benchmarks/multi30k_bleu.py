@@ -37,6 +37,11 @@ def run(command, env):
     return "".join(lines), time.time() - start
 
 
+def report_lines(output):
+    """The lines of a command's output without Keras' progress-bar frames."""
+    return [l for l in output.splitlines() if "\b" not in l and "/step" not in l]
+
+
 def bleu_curve(output_dir, data_dir, sentences, env):
     """(seconds since training start, BLEU on val) for each epoch checkpoint."""
     script = f"""
@@ -85,9 +90,11 @@ def main(argv=None):
         raise SystemExit(f"Multi30k not found in {args.data_dir} (use --data-dir or MULTI30K_DIR)")
     env = dict(os.environ, KERAS_BACKEND=args.backend, TF_CPP_MIN_LOG_LEVEL="2")
     cli = [sys.executable, "-m", "keras_transformer"]
+    with open(args.config) as f:
+        config_text = f.read()
     result = {"command": "python " + " ".join([os.path.relpath(__file__)] + sys.argv[1:]),
               "backend": args.backend, "minutes": args.minutes, "config": os.path.relpath(args.config),
-              "config_text": open(args.config).read(), "overrides": args.overrides,
+              "config_text": config_text, "overrides": args.overrides,
               "cpu_count": os.cpu_count(), "load_average_at_start": os.getloadavg()}
     if not args.skip_train:
         result["train_command_started"] = time.time()
@@ -104,8 +111,8 @@ def main(argv=None):
         )
         result["train_command_seconds"] = round(seconds, 1)
         result["train_log_summary"] = [
-            l for l in train_output.splitlines()
-            if "\b" not in l and "/step" not in l and re.search(r"padding|steps|stopp|budget|average|parameters", l, re.I)
+            l for l in report_lines(train_output)
+            if re.search(r"padding|steps|stopp|budget|average|parameters", l, re.I)
         ][-40:]
     stdout, seconds = run(
         cli + [
@@ -117,7 +124,7 @@ def main(argv=None):
     )
     result["evaluate_seconds"] = round(seconds, 1)
     # Keep the report, not the progress bar's carriage-return frames.
-    result["evaluate_output"] = "\n".join(l for l in stdout.splitlines() if "\b" not in l and "/step" not in l)[-2000:]
+    result["evaluate_output"] = "\n".join(report_lines(stdout))[-2000:]
     scores = re.findall(r"BLEU:\s+([0-9.]+)", stdout)
     result["bleu_scores_found"] = scores
     if args.curve:
