@@ -44,9 +44,16 @@ uniform over the vocabulary's non-special ids. Both measurements then run
 on these ids (`Translator.generate`, the token-level half of `translate`,
 with outputs capped at 1.1 x the source length + 1).
 
-Workers get ``OMP_WAIT_POLICY=PASSIVE`` (``--omp-wait-policy``): torch's
-OpenMP threads otherwise busy-wait, and on 2 cores shared with other work
-every small kernel then stalls (10x slower decoding in our runs).
+Workers keep the environment's ``OMP_WAIT_POLICY``; ``--omp-wait-policy
+PASSIVE`` helps torch only when the cores are shared with other work (its
+OpenMP threads busy-wait, and every small kernel then stalls). On idle
+cores PASSIVE nearly doubles torch's decoding time (eager, 320 Multi30k
+sentences: 14.0 s against 7.7 s), and the workers run one at a time.
+
+``--torch-compile`` adds a torch row with ``Translator(...,
+jit_compile=True)``: the search loop's body through ``torch.compile``
+(compiled once per batch shape; the cold time includes those
+compilations).
 
 Examples::
 
@@ -334,8 +341,9 @@ def run_worker(args):
         model = Transformer.from_preset(args.preset, **overrides)
         translator = Translator(
             model, _SyntheticVocabulary(model.vocabulary_size),
-            batch_size=args.batch_size,
+            batch_size=args.batch_size, jit_compile=args.jit_compile or "auto",
         )
+        result["jit_compile"] = args.jit_compile
         sources = synthetic_sources(args, model.vocabulary_size)
         result["model"] = (f"random {args.preset!r} preset, V={model.vocabulary_size}, "
                            f"{model.count_params():,} parameters")
@@ -349,8 +357,10 @@ def run_worker(args):
         from keras_transformer.data import read_lines
 
         translator = Translator.from_directory(
-            args.model_dir, batch_size=args.batch_size, quantize=args.quantize)
+            args.model_dir, batch_size=args.batch_size, quantize=args.quantize,
+            jit_compile=args.jit_compile or "auto")
         result["quantize"] = args.quantize
+        result["jit_compile"] = args.jit_compile
         sentences = read_lines(args.source_file)[: args.num_sentences]
         references = None
         if args.reference_file and os.path.exists(args.reference_file):
@@ -381,7 +391,8 @@ def worker_command(args, backend):
         value = getattr(args, name)
         if value is not None:
             command += [f"--{name.replace('_', '-')}", str(value)]
-    for flag in ("random_model", "skip_speed", "skip_translate", "warm", "synthetic"):
+    for flag in ("random_model", "skip_speed", "skip_translate", "warm", "synthetic",
+                 "jit_compile"):
         if getattr(args, flag):
             command.append(f"--{flag.replace('_', '-')}")
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="2")
@@ -392,11 +403,13 @@ def worker_command(args, backend):
     return command, env
 
 
-def run_backend(args, backend, quantize=None):
+def run_backend(args, backend, quantize=None, jit_compile=False):
     args = argparse.Namespace(**vars(args))
     args.quantize = quantize
+    args.jit_compile = jit_compile
     command, env = worker_command(args, backend)
-    log(f"{backend}: starting worker" + (f" ({quantize})" if quantize else ""))
+    log(f"{backend}: starting worker" + (f" ({quantize})" if quantize else "")
+        + (" (torch.compile)" if jit_compile else ""))
     process = subprocess.run(
         command, env=env, stdout=subprocess.PIPE, text=True, timeout=args.worker_timeout
     )
@@ -486,6 +499,7 @@ def format_table(results, args, command):
             lines.append(f"| {r['backend']} | {r['error']} ||||||||||")
             continue
         label = r["backend"] + (f" ({r['quantize']})" if r.get("quantize") else "")
+        label += " (torch.compile)" if r.get("jit_compile") else ""
         lines.append(
             "| " + " | ".join([
                 label,
@@ -497,7 +511,8 @@ def format_table(results, args, command):
                 cell(r, "translate_warm_seconds", "{:.1f}"),
                 cell(r, "sentences_per_second", "{:.1f}"),
                 cell(r, "compiled_functions", "{}") if r["backend"] not in ("torch", "ctranslate2")
-                else ("eager" if r["backend"] == "torch" else "-"),
+                else ("-" if r["backend"] == "ctranslate2"
+                      else "loop body" if r.get("jit_compile") else "eager"),
                 cell(r, "bleu", "{:.1f}"),
                 f"{r['load_average_start']:.1f}-{r['load_average_end']:.1f}",
             ]) + " |"
@@ -582,10 +597,13 @@ def parse_args(argv=None):
                    help="skip translating the test set")
     p.add_argument("--cpu-threads", type=int, default=None,
                    help="pin each worker to this many CPUs; none: all")
-    p.add_argument("--omp-wait-policy", default="PASSIVE",
-                   help="OMP_WAIT_POLICY of the workers (torch uses OpenMP, whose "
-                   "busy-waiting threads stall by an order of magnitude on shared "
-                   "cores); '' keeps the environment's")
+    p.add_argument("--omp-wait-policy", default="",
+                   help="OMP_WAIT_POLICY of the workers; '' (default) keeps the "
+                   "environment's. PASSIVE helps torch on cores shared with other "
+                   "work and slows it on idle ones")
+    p.add_argument("--torch-compile", action="store_true",
+                   help="also a torch row with Translator(jit_compile=True): the "
+                   "search loop's body through torch.compile")
     p.add_argument("--preset", default="small",
                    help="preset of the random model (keras_transformer.PRESETS)")
     p.add_argument("--vocabulary-size", type=int, default=None,
@@ -613,6 +631,7 @@ def parse_args(argv=None):
     p.add_argument("--worker-timeout", type=int, default=3600,
                    help="seconds before a backend's worker is abandoned")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--jit-compile", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--random-model", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -669,6 +688,8 @@ def main(argv=None):
         sys.argv[1:] if argv is None else argv)
     results = [run_backend(args, backend, variant)
                for backend in backends for variant in variants]
+    if args.torch_compile and "torch" in backends:
+        results.append(run_backend(args, "torch", None, jit_compile=True))
     if args.ctranslate2:
         results += run_ctranslate2(args, args.ctranslate2)
     table = format_table(results, args, command)

@@ -347,10 +347,10 @@ class Transformer(TransformerBackbone):
 
         Returns a dict:
         - ``"self_attention"``: a tuple (one per decoder layer) of zero tensors
-          ``(batch, 2, max_length, num_heads, head_dim)`` that decoding fills
+          ``(batch, 2, num_heads, max_length, head_dim)`` that decoding fills
           one position per step;
         - ``"cross_attention"``: a tuple of the encoder-decoder keys/values
-          ``(batch, 2, source_length, num_heads, head_dim)``, computed once;
+          ``(batch, 2, num_heads, source_length, head_dim)``, computed once;
         - ``"encoder_padding_mask"``: ``(batch, source_length)``;
         - ``"decoder_padding_mask"``: boolean ``(batch, max_length)``, False
           where a padding token was fed (`decode_step` writes it), so that
@@ -359,7 +359,7 @@ class Transformer(TransformerBackbone):
         """
         batch = ops.shape(encoder_output)[0]
         head_dim = self.d_model // self.num_heads
-        shape = (batch, 2, max_length, self.num_heads, head_dim)
+        shape = (batch, 2, self.num_heads, max_length, head_dim)
         dtype = self.decoder_layers[0].compute_dtype
         return {
             "self_attention": tuple(

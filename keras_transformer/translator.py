@@ -65,7 +65,9 @@ class Translator:
         batch_size: int. Sentences per batch. Defaults to 32.
         length_bucket: int. Source and output buffer lengths are rounded up
             to a multiple of this. Defaults to 16.
-        jit_compile: bool or "auto". XLA on TensorFlow (see `Generator`).
+        jit_compile: bool or "auto". XLA on TensorFlow, ``torch.compile``
+            of the search loop's body on torch (see `Generator`); "auto"
+            (the default): neither.
         quantize: None or "int8". "int8" applies Keras' ``Model.quantize``
             to ``model`` **in place** (its Dense/Embedding kernels become
             int8; a copy would double the memory). Defaults to None.

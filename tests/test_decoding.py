@@ -458,3 +458,23 @@ def test_prepare_sources_truncates_appends_eos_and_caps_limits():
     check_vocabulary(60, 64)  # a padded model vocabulary is fine
     with pytest.raises(ValueError, match="tokenizer has 65 pieces but the model only 64"):
         check_vocabulary(65, 64)
+
+
+@pytest.mark.skipif(
+    keras.config.backend() != "torch", reason="torch.compile of the loop body"
+)
+def test_torch_compiled_loop_body_equals_eager(model, sources, cached_results):
+    # jit_compile=True on torch: the search loop's body (a decoding step and
+    # the beam bookkeeping) runs through torch.compile; same results as eager.
+    import torch
+
+    ids, max_lengths = sources
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    compiled = Generator(model, jit_compile=True)
+    beam = compiled(
+        ids, max_lengths, max_length=MAX_LENGTH, beam_size=4, alpha=0.6, num_return=3
+    )
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] >= 1
+    np.testing.assert_array_equal(beam[0], cached_results["beam"][0])
+    np.testing.assert_allclose(beam[1], cached_results["beam"][1], rtol=1e-4, atol=1e-5)

@@ -174,7 +174,7 @@ def test_attention_cache_step_by_step_equals_one_shot(self_attention):
     memory = random_inputs(B, S, D)
     if self_attention:
         one_shot = to_numpy(attention(x, use_causal_mask=True))
-        cache = ops.zeros((B, 2, T + 3, H, D // H))  # longer than needed
+        cache = ops.zeros((B, 2, H, T + 3, D // H))  # longer than needed
     else:
         one_shot = to_numpy(attention(x, memory))
         cache = attention.compute_key_value_cache(memory)
@@ -188,7 +188,17 @@ def test_attention_cache_step_by_step_equals_one_shot(self_attention):
 def test_self_attention_cache_needs_index():
     attention = layers.MultiHeadAttention(d_model=D, num_heads=H)
     with pytest.raises(ValueError, match="cache_index"):
-        attention(random_inputs(B, 1, D), cache=ops.zeros((B, 2, 4, H, D // H)))
+        attention(random_inputs(B, 1, D), cache=ops.zeros((B, 2, H, 4, D // H)))
+
+
+def test_attention_cache_in_the_wrong_layout_is_named():
+    # The cache is head-major (batch, 2, heads, length, head_dim); the
+    # position-major layout of older versions is refused with the shape named.
+    attention = layers.MultiHeadAttention(d_model=D, num_heads=H)
+    with pytest.raises(ValueError, match="num_heads=4, length, head_dim"):
+        attention(
+            random_inputs(B, 1, D), cache=ops.zeros((B, 2, 6, H, D // H)), cache_index=0
+        )
 
 
 # --- positional encodings ---------------------------------------------------
@@ -342,7 +352,7 @@ def test_decoder_layer_and_cache(position):
     one_shot = to_numpy(layer(y, x, encoder_padding_mask=encoder_mask))
     config = layer.get_config()
     assert layers.TransformerDecoderLayer.from_config(config).get_config() == config
-    self_cache = ops.zeros((B, 2, T, H, D // H))
+    self_cache = ops.zeros((B, 2, H, T, D // H))
     cross_cache = layer.cross_attention.compute_key_value_cache(x)
     steps = []
     for t in range(T):

@@ -45,6 +45,8 @@ Conventions shared by both searches:
   ``index`` passed to ``tokens_to_logits``.
 """
 
+import contextlib
+import contextvars
 import numbers
 
 from keras import ops
@@ -72,11 +74,40 @@ def length_penalty(length, alpha):
     return ops.power((5.0 + length) / 6.0, alpha)
 
 
+# A function that compiles a loop body, set by `compiled_loop_bodies` (the
+# torch backend with ``jit_compile``, see `keras_transformer.decoding.compile`).
+_loop_body_compiler = contextvars.ContextVar("loop_body_compiler", default=None)
+
+
+@contextlib.contextmanager
+def compiled_loop_bodies(compile_body):
+    """Within the context, the searches' loops run ``compile_body(body)``.
+
+    For backends whose `keras.ops.while_loop` is a Python loop (torch): the
+    loop stays in Python (its exit depends on the data) and each iteration
+    calls the compiled body. The first iteration runs uncompiled: a Keras
+    layer's first call sets attributes that a compiler's guards would see
+    change, and the live and finished sequences start as one tensor; each
+    would cost a recompilation.
+    """
+    token = _loop_body_compiler.set(compile_body)
+    try:
+        yield
+    finally:
+        _loop_body_compiler.reset(token)
+
+
 def _while_loop(cond, body, state, python_loop):
     if python_loop:
         while bool(ops.convert_to_numpy(cond(state))):
             state = body(state)
         return state
+    compile_body = _loop_body_compiler.get()
+    if compile_body is not None:
+        if not bool(ops.convert_to_numpy(cond(state))):
+            return state
+        state = body(state)
+        body = compile_body(body)
     return ops.while_loop(cond, lambda s: (body(s),), (state,))[0]
 
 
@@ -283,7 +314,9 @@ def greedy_search(
         index = state["index"]
         last = ops.take(state["sequences"], index, axis=1)[:, None]
         logits, cache = tokens_to_logits(last, state["cache"], index)
-        log_probs = _log_softmax(logits, batch)  # (batch, vocab)
+        # The batch size from the state, not the closure: one compiled body
+        # then serves every batch size (see `compiled_loop_bodies`).
+        log_probs = _log_softmax(logits, ops.shape(state["done"])[0])
         selectable = _select_mask(
             log_probs, index + 1, min_length, row_max, eos_id, (pad_id, bos_id)
         )
@@ -476,6 +509,9 @@ def beam_search(
     def body(state):
         index = state["index"]
         live_sequences = state["live_sequences"]
+        # The batch size from the state, not the closure: one compiled body
+        # then serves every batch size (see `compiled_loop_bodies`).
+        batch = ops.shape(live_sequences)[0]
         last = ops.reshape(ops.take(live_sequences, index, axis=2), (-1, 1))
         logits, cache = tokens_to_logits(last, state["cache"], index)
         log_probs = ops.reshape(_log_softmax(logits, batch * k), (batch, k, -1))

@@ -36,6 +36,12 @@ def fused_attention_supported(dtype):
     return jax.default_backend() != "cpu"
 
 
+def _head_major(key_value):
+    """``(batch, 2, time, heads, d)`` -> the cache layout ``(batch, 2, heads,
+    time, d)``."""
+    return ops.transpose(key_value, (0, 1, 3, 2, 4))
+
+
 @keras.saving.register_keras_serializable(package="keras_transformer")
 class MultiHeadAttention(keras.layers.Layer):
     """Multi-head scaled dot-product attention, §3.2 of the paper.
@@ -65,8 +71,9 @@ class MultiHeadAttention(keras.layers.Layer):
     keys are all masked (e.g. an all-padding source) attends to nothing: its
     output is exactly zero, and outputs and gradients stay finite.
 
-    Cached decoding: pass ``cache`` (a tensor ``(batch, 2, cache_length,
-    num_heads, head_dim)`` holding keys and values) and, for self-attention,
+    Cached decoding: pass ``cache`` (a tensor ``(batch, 2, num_heads,
+    cache_length, head_dim)`` holding keys and values, head-major so that a
+    decoding step reads it without transposing) and, for self-attention,
     ``cache_index`` (position of the first query token). Self-attention writes
     the new keys/values into the cache at ``cache_index`` and attends to the
     positions ``<= cache_index + t``; encoder-decoder attention reads the
@@ -187,7 +194,7 @@ class MultiHeadAttention(keras.layers.Layer):
     def compute_key_value_cache(self, key_value):
         """Keys and values of the encoder output, computed once for decoding.
 
-        Returns a tensor ``(batch, 2, key_length, num_heads, head_dim)``.
+        Returns a tensor ``(batch, 2, num_heads, key_length, head_dim)``.
         """
         if self.self_attention:
             raise ValueError(
@@ -196,7 +203,7 @@ class MultiHeadAttention(keras.layers.Layer):
                 "`Transformer.build_cache`)."
             )
         key, value = self._split_heads(self.key_value_dense(key_value), 2)
-        return ops.stack([key, value], axis=1)
+        return _head_major(ops.stack([key, value], axis=1))
 
     def call(
         self,
@@ -214,15 +221,15 @@ class MultiHeadAttention(keras.layers.Layer):
         if self.self_attention:
             q, k, v = self._split_heads(self.qkv_dense(query), 3)
             if cache is not None:
+                self._check_cache(cache)
                 if cache_index is None:
                     raise ValueError(
                         "A self-attention cache needs `cache_index`, the "
                         "position of the first query token."
                     )
-                start = [0, 0, cache_index, 0, 0]
-                cache = ops.slice_update(
-                    cache, start, ops.stack([k, v], axis=1)
-                )
+                start = [0, 0, 0, cache_index, 0]
+                new = _head_major(ops.stack([k, v], axis=1))
+                cache = ops.slice_update(cache, start, ops.cast(new, cache.dtype))
                 k, v = cache[:, 0], cache[:, 1]
                 causal_offset = cache_index
                 # Keys past the current position are zeros not yet written;
@@ -235,6 +242,7 @@ class MultiHeadAttention(keras.layers.Layer):
                 (ops.shape(query)[0], query_length, self.num_heads, self.head_dim),
             )
             if cache is not None:
+                self._check_cache(cache)
                 k, v = cache[:, 0], cache[:, 1]
             else:
                 if key_value is None:
@@ -243,7 +251,9 @@ class MultiHeadAttention(keras.layers.Layer):
                         "encoder output) or a cache."
                     )
                 k, v = self._split_heads(self.key_value_dense(key_value), 2)
-        key_length = ops.shape(k)[1]
+        # A cache holds keys and values head-major: (batch, heads, keys, d).
+        key_axis = 2 if cache is not None else 1
+        key_length = ops.shape(k)[key_axis]
 
         causal = None
         if use_causal_mask:
@@ -261,18 +271,20 @@ class MultiHeadAttention(keras.layers.Layer):
             mask = ops.logical_or(mask, ops.logical_not(any_valid))
 
         scores = None
-        if return_attention_scores or not fused_attention_supported(
-            keras.backend.standardize_dtype(q.dtype)
-        ):
-            outputs, scores = self._attention_with_scores(q, k, v, mask)
+        single_query = isinstance(query_length, int) and query_length == 1
+        if cache is not None and single_query and not return_attention_scores:
+            # One decoding step: see `_single_query_attention`.
+            outputs = self._single_query_attention(q, k, v, mask)
         else:
-            scale = 1.0 / math.sqrt(self.head_dim)
-            if keras.backend.standardize_dtype(q.dtype) == "float16":
-                # Some backends (TensorFlow) compute QK^T in float16 and scale
-                # afterwards, so logits that fit after scaling overflow to inf
-                # (then NaN). Scale the queries first.
-                q, scale = q * ops.cast(scale, q.dtype), 1.0
-            outputs = ops.dot_product_attention(q, k, v, mask=mask, scale=scale)
+            if cache is not None:
+                # Several cached positions at once (a forced prefix) or
+                # weights requested: the general path, on (batch, keys,
+                # heads, d).
+                k = ops.transpose(k, (0, 2, 1, 3))
+                v = ops.transpose(v, (0, 2, 1, 3))
+            outputs, scores = self._general_attention(
+                q, k, v, mask, return_attention_scores
+            )
         if any_valid is not None:
             # any_valid: (B, 1, T, 1) -> (B, T, 1, 1) to match (B, T, h, d)
             keep = ops.transpose(any_valid, (0, 2, 1, 3))
@@ -291,6 +303,61 @@ class MultiHeadAttention(keras.layers.Layer):
         if cache is not None:
             results += (cache,)
         return results[0] if len(results) == 1 else results
+
+    def _check_cache(self, cache):
+        shape = tuple(cache.shape)
+        expected = (2, self.num_heads, None, self.head_dim)
+        if len(shape) != 5 or any(
+            e is not None and d is not None and d != e
+            for d, e in zip(shape[1:], expected)
+        ):
+            raise ValueError(
+                f"{self.name}: a key/value cache has shape (batch, 2, num_heads="
+                f"{self.num_heads}, length, head_dim={self.head_dim}). Received "
+                f"cache shape {shape}"
+            )
+
+    def _general_attention(self, q, k, v, mask, return_attention_scores):
+        """``(outputs, scores or None)`` for ``(batch, time, heads, d)`` inputs."""
+        if return_attention_scores or not fused_attention_supported(
+            keras.backend.standardize_dtype(q.dtype)
+        ):
+            return self._attention_with_scores(q, k, v, mask)
+        scale = 1.0 / math.sqrt(self.head_dim)
+        if keras.backend.standardize_dtype(q.dtype) == "float16":
+            # Some backends (TensorFlow) compute QK^T in float16 and scale
+            # afterwards, so logits that fit after scaling overflow to inf
+            # (then NaN). Scale the queries first.
+            q, scale = q * ops.cast(scale, q.dtype), 1.0
+        return ops.dot_product_attention(q, k, v, mask=mask, scale=scale), None
+
+    def _single_query_attention(self, q, k, v, mask):
+        """Attention of one query position per row: a cached decoding step.
+
+        ``q`` is ``(batch, 1, heads, head_dim)``; ``k`` and ``v`` are the
+        cache's head-major ``(batch, heads, keys, head_dim)``. With one query
+        both products are batched matrix-vector products over the cache:
+        written as einsums on the head-major layout they need no transposes
+        (the fused kernel wants ``(batch, keys, heads, d)``, and XLA copied
+        every layer's cache into its layout at every step: about a quarter
+        of a JAX decoding step). The arithmetic is Keras'
+        `ops.dot_product_attention`'s (products in the compute dtype, scale
+        and softmax in float32), so that cached decoding of a half-precision
+        model picks the tokens that the uncached decoder picks.
+        """
+        scale = 1.0 / math.sqrt(self.head_dim)
+        query = q[:, 0]  # (B, h, d)
+        if keras.backend.standardize_dtype(q.dtype) == "float16":
+            query, scale = query * ops.cast(scale, q.dtype), 1.0  # see `call`
+        logits = ops.cast(ops.einsum("bhd,bhsd->bhs", query, k), "float32") * scale
+        if mask is not None:
+            # (B or 1, 1, 1, S) -> (B or 1, 1, S)
+            logits = ops.where(
+                mask[:, :, 0, :], logits, ops.full_like(logits, -1e9)
+            )
+        weights = ops.softmax(logits, axis=-1)
+        outputs = ops.einsum("bhs,bhsd->bhd", ops.cast(weights, v.dtype), v)
+        return ops.expand_dims(outputs, 1)  # (B, 1, h, d)
 
     def _attention_with_scores(self, q, k, v, mask):
         # (batch, heads, query_time, key_time), in float32: half-precision

@@ -21,7 +21,7 @@ class TransformerDecoderLayer(TransformerLayerBase):
     (the paper's) or pre-LN, as in `TransformerEncoderLayer`.
 
     Incremental decoding: pass ``self_attention_cache`` (``(batch, 2,
-    max_length, heads, head_dim)``), ``cross_attention_cache`` (from
+    heads, max_length, head_dim)``), ``cross_attention_cache`` (from
     `MultiHeadAttention.compute_key_value_cache` of the cross-attention on the
     encoder output) and ``cache_index``; the layer then processes only the new
     tokens and returns ``(outputs, updated_self_attention_cache)``. With a
