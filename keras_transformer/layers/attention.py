@@ -339,8 +339,8 @@ class MultiHeadAttention(keras.layers.Layer):
         both products are batched matrix-vector products over the cache:
         written as einsums on the head-major layout they need no transposes
         (the fused kernel wants ``(batch, keys, heads, d)``, and XLA copied
-        every layer's cache into its layout at every step: about a quarter
-        of a JAX decoding step). The arithmetic is Keras'
+        every layer's cache into its layout at every step: 10% of a JAX
+        decoding step, `benchmarks/decode_profile.py`). The arithmetic is Keras'
         `ops.dot_product_attention`'s (products in the compute dtype, scale
         and softmax in float32), so that cached decoding of a half-precision
         model picks the tokens that the uncached decoder picks.
