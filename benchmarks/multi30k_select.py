@@ -67,7 +67,7 @@ def main(argv=None):
     from keras_transformer.bleu import corpus_bleu
     from keras_transformer.checkpoints import average_checkpoints, list_checkpoints
     from keras_transformer.data import read_lines
-    from keras_transformer.run_directory import find_trained_model
+    from keras_transformer.run_directory import RunDirectory, find_trained_model
 
     files = {
         name: os.path.join(args.data_dir, f"{name}.gz")
@@ -78,22 +78,29 @@ def main(argv=None):
         raise SystemExit(f"Multi30k files not found: {missing} (see --data-dir)")
     run = find_trained_model(args.model_dir)
     tokenizer = run.load_tokenizer()
-    checkpoint_dir = os.path.join(args.model_dir, "checkpoints")
+    run_directory = RunDirectory(args.model_dir)
+    checkpoint_dir = run_directory.checkpoint_dir
     available = len(list_checkpoints(checkpoint_dir))
     if max(args.last_n) > available:
         raise SystemExit(
             f"--last-n {max(args.last_n)} exceeds the {available} checkpoints in "
             f"{checkpoint_dir}")
-    config = json.load(open(os.path.join(args.model_dir, "config.json")))
+    with open(run_directory.config_path) as f:
+        config = json.load(f)
     run_setting = {"last_n": config.get("average_last_n"), "alpha": config.get("alpha")}
 
     val_src, val_ref = read_lines(files["val.en"]), read_lines(files["val.de"])
     test_src, test_ref = (read_lines(files["test_2016_flickr.en"]),
                           read_lines(files["test_2016_flickr.de"]))
 
+    translators = {}  # last_n -> (Translator, averaged paths), built once each
+
     def translator_for(last_n):
-        model, paths = average_checkpoints(checkpoint_dir, last_n=last_n)
-        return Translator(model, tokenizer, batch_size=args.batch_size), paths
+        if last_n not in translators:
+            model, paths = average_checkpoints(checkpoint_dir, last_n=last_n)
+            translators[last_n] = (
+                Translator(model, tokenizer, batch_size=args.batch_size), paths)
+        return translators[last_n]
 
     def bleu(translator, sources, references, alpha):
         start = time.perf_counter()

@@ -314,9 +314,7 @@ def greedy_search(
         index = state["index"]
         last = ops.take(state["sequences"], index, axis=1)[:, None]
         logits, cache = tokens_to_logits(last, state["cache"], index)
-        # The batch size from the state, not the closure: one compiled body
-        # then serves every batch size (see `compiled_loop_bodies`).
-        log_probs = _log_softmax(logits, ops.shape(state["done"])[0])
+        log_probs = _log_softmax(logits, batch)  # (batch, vocab)
         selectable = _select_mask(
             log_probs, index + 1, min_length, row_max, eos_id, (pad_id, bos_id)
         )
@@ -509,9 +507,6 @@ def beam_search(
     def body(state):
         index = state["index"]
         live_sequences = state["live_sequences"]
-        # The batch size from the state, not the closure: one compiled body
-        # then serves every batch size (see `compiled_loop_bodies`).
-        batch = ops.shape(live_sequences)[0]
         last = ops.reshape(ops.take(live_sequences, index, axis=2), (-1, 1))
         logits, cache = tokens_to_logits(last, state["cache"], index)
         log_probs = ops.reshape(_log_softmax(logits, batch * k), (batch, k, -1))

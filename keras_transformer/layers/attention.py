@@ -218,10 +218,11 @@ class MultiHeadAttention(keras.layers.Layer):
     ):
         query_length = ops.shape(query)[1]
         causal_offset = 0
+        if cache is not None:
+            self._check_cache(cache)
         if self.self_attention:
             q, k, v = self._split_heads(self.qkv_dense(query), 3)
             if cache is not None:
-                self._check_cache(cache)
                 if cache_index is None:
                     raise ValueError(
                         "A self-attention cache needs `cache_index`, the "
@@ -242,7 +243,6 @@ class MultiHeadAttention(keras.layers.Layer):
                 (ops.shape(query)[0], query_length, self.num_heads, self.head_dim),
             )
             if cache is not None:
-                self._check_cache(cache)
                 k, v = cache[:, 0], cache[:, 1]
             else:
                 if key_value is None:
@@ -323,13 +323,20 @@ class MultiHeadAttention(keras.layers.Layer):
             keras.backend.standardize_dtype(q.dtype)
         ):
             return self._attention_with_scores(q, k, v, mask)
+        q, scale = self._scaled_query(q)
+        return ops.dot_product_attention(q, k, v, mask=mask, scale=scale), None
+
+    def _scaled_query(self, q):
+        """``(q, scale)`` for a product that scales after QK^T.
+
+        Some backends (TensorFlow) compute QK^T in float16 and scale
+        afterwards, so logits that fit after scaling overflow to inf (then
+        NaN): in float16 the queries are scaled first and the scale is 1.
+        """
         scale = 1.0 / math.sqrt(self.head_dim)
         if keras.backend.standardize_dtype(q.dtype) == "float16":
-            # Some backends (TensorFlow) compute QK^T in float16 and scale
-            # afterwards, so logits that fit after scaling overflow to inf
-            # (then NaN). Scale the queries first.
-            q, scale = q * ops.cast(scale, q.dtype), 1.0
-        return ops.dot_product_attention(q, k, v, mask=mask, scale=scale), None
+            return q * ops.cast(scale, q.dtype), 1.0
+        return q, scale
 
     def _single_query_attention(self, q, k, v, mask):
         """Attention of one query position per row: a cached decoding step.
@@ -345,10 +352,7 @@ class MultiHeadAttention(keras.layers.Layer):
         and softmax in float32), so that cached decoding of a half-precision
         model picks the tokens that the uncached decoder picks.
         """
-        scale = 1.0 / math.sqrt(self.head_dim)
-        query = q[:, 0]  # (B, h, d)
-        if keras.backend.standardize_dtype(q.dtype) == "float16":
-            query, scale = query * ops.cast(scale, q.dtype), 1.0  # see `call`
+        query, scale = self._scaled_query(q[:, 0])  # (B, h, d)
         logits = ops.cast(ops.einsum("bhd,bhsd->bhs", query, k), "float32") * scale
         if mask is not None:
             # (B or 1, 1, 1, S) -> (B or 1, 1, S)
