@@ -373,6 +373,28 @@ class Transformer(TransformerBackbone):
             "decoder_padding_mask": ops.ones((batch, max_length), dtype="bool"),
         }
 
+    def grow_cache(self, cache, max_length):
+        """``cache`` (from `build_cache`) with room for ``max_length`` positions.
+
+        The self-attention buffers are padded with zeros and the decoder
+        padding mask with True after the positions already there (a no-op
+        when they already have ``max_length``); the searches grow the cache
+        in stages (`keras_transformer.decoding.search.cache_lengths`).
+        """
+        current = ops.shape(cache["decoder_padding_mask"])[1]
+        extra = max_length - current
+        return dict(
+            cache,
+            self_attention=tuple(
+                ops.pad(x, [[0, 0], [0, 0], [0, 0], [0, extra], [0, 0]])
+                for x in cache["self_attention"]
+            ),
+            decoder_padding_mask=ops.pad(
+                cache["decoder_padding_mask"], [[0, 0], [0, extra]],
+                constant_values=True,
+            ),
+        )
+
     def decode_step(self, decoder_token_ids, cache, cache_index):
         """Decodes the tokens at positions ``cache_index ...`` using the cache.
 

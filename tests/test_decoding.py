@@ -428,6 +428,42 @@ def test_uncached_prefix_decoding_in_a_python_loop(model, sources, cached_result
     np.testing.assert_array_equal(to_numpy(sequences), cached_results["greedy"][0][1:3])
 
 
+def test_cache_lengths_double_then_jump_to_the_buffer():
+    from keras_transformer.decoding.search import cache_lengths
+
+    assert cache_lengths(16) == [16]
+    assert cache_lengths(10) == [10]
+    assert cache_lengths(33) == [16, 33]
+    assert cache_lengths(64) == [16, 32, 64]
+    assert cache_lengths(80) == [16, 32, 80]
+    assert cache_lengths(16, first=4) == [4, 8, 16]
+
+
+@pytest.mark.parametrize(
+    "search", [dict(beam_size=1), dict(beam_size=4, num_return=3)],
+    ids=["greedy", "beam"],
+)
+def test_growing_cache_equals_one_full_buffer(model, sources, cached_results, search):
+    # The cache grows 4 -> 8 -> 16 positions while beams are reordered; the
+    # outputs must be those of one 16-position buffer (the fixture's
+    # Generator: cache_lengths(16) is one stage). The random model rarely
+    # ends a sentence, so rows run through every stage to their limits.
+    ids, max_lengths = sources
+    generator = Generator(model, cache_growth=4)
+    sequences, scores = generator(
+        ids, max_lengths, max_length=MAX_LENGTH, alpha=0.6, **search
+    )
+    expected = cached_results["greedy" if search["beam_size"] == 1 else "beam"]
+    assert np.max(np.sum(expected[0] != PAD_ID, axis=-1)) > 8  # the last stage ran
+    np.testing.assert_array_equal(sequences, expected[0])
+    np.testing.assert_allclose(scores, expected[1], rtol=1e-5, atol=1e-6)
+
+
+def test_cache_growth_is_checked():
+    with pytest.raises(ValueError, match="cache_growth"):
+        Generator(None, cache_growth=0)
+
+
 def _no_grad():
     if keras.config.backend() == "torch":
         import torch

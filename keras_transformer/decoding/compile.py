@@ -58,6 +58,7 @@ from keras import ops
 
 from keras_transformer.decoding.search import (
     beam_search,
+    cache_lengths,
     compiled_loop_bodies,
     greedy_search,
 )
@@ -158,6 +159,7 @@ def generate(
     prefix_ids=None,
     prefix_lengths=None,
     sampling=None,
+    cache_growth=16,
 ):
     """Encodes a batch and searches; all in `keras.ops` (not compiled here).
 
@@ -175,6 +177,10 @@ def generate(
     (in sample order, not sorted), drawn with `sample_tokens` whose row id
     is ``row_ids[b] * num_return + j``: a sentence's samples do not depend on
     the batch it is in.
+
+    ``cache_growth``: the cached searches start with a key/value buffer of
+    this many positions and grow it in stages (`search.cache_lengths`);
+    ``None``: one buffer of ``max_length`` positions from the start.
     """
     if search not in ("auto", "beam", "greedy", "sample"):
         raise ValueError(
@@ -189,11 +195,14 @@ def generate(
         return _sample(
             model, encoder_token_ids, max_lengths, alpha, min_length, max_length,
             num_return, use_cache, python_loop, decode_fn, prefix_multiple,
-            prefix_ids, prefix_lengths, sampling,
+            prefix_ids, prefix_lengths, sampling, cache_growth,
         )
     encoder_output, encoder_padding_mask = model.encode(encoder_token_ids)
+    growing = {}
     if use_cache:
-        cache = model.build_cache(encoder_output, encoder_padding_mask, max_length)
+        cache, growing = _growing_cache(
+            model, encoder_output, encoder_padding_mask, max_length, cache_growth
+        )
         tokens_to_logits = cached_tokens_to_logits(model)
         reorder = reorder_transformer_cache
     else:
@@ -215,6 +224,7 @@ def generate(
             python_loop=python_loop,
             prefix_ids=prefix_ids,
             prefix_lengths=prefix_lengths,
+            **growing,
         )
         return sequences[:, None], scores[:, None]
     return beam_search(
@@ -230,13 +240,26 @@ def generate(
         python_loop=python_loop,
         prefix_ids=prefix_ids,
         prefix_lengths=prefix_lengths,
+        **growing,
     )
+
+
+def _growing_cache(model, encoder_output, encoder_padding_mask, max_length, first):
+    """``(cache, search keyword arguments)`` for a cache that grows in stages
+    (`search.cache_lengths`) from ``first`` positions; ``first=None``: one
+    buffer of ``max_length``."""
+    if first is None:
+        cache = model.build_cache(encoder_output, encoder_padding_mask, max_length)
+        return cache, {}
+    stages = cache_lengths(max_length, first)
+    cache = model.build_cache(encoder_output, encoder_padding_mask, stages[0])
+    return cache, {"grow_cache": model.grow_cache, "cache_stages": stages}
 
 
 def _sample(
     model, encoder_token_ids, max_lengths, alpha, min_length, max_length,
     num_return, use_cache, python_loop, decode_fn, prefix_multiple,
-    prefix_ids, prefix_lengths, sampling,
+    prefix_ids, prefix_lengths, sampling, cache_growth,
 ):
     """`generate`'s sampling: ``num_return`` rows per sentence, then greedy
     search with `sample_tokens` choosing each token."""
@@ -261,8 +284,11 @@ def _sample(
         )
 
     encoder_output, encoder_padding_mask = model.encode(repeat(encoder_token_ids))
+    growing = {}
     if use_cache:
-        cache = model.build_cache(encoder_output, encoder_padding_mask, max_length)
+        cache, growing = _growing_cache(
+            model, encoder_output, encoder_padding_mask, max_length, cache_growth
+        )
         tokens_to_logits = cached_tokens_to_logits(model)
     else:
         cache = uncached_initial_cache(encoder_output, encoder_padding_mask, max_length)
@@ -280,6 +306,7 @@ def _sample(
         prefix_ids=None if prefix_ids is None else repeat(prefix_ids),
         prefix_lengths=None if prefix_lengths is None else repeat(prefix_lengths),
         choose_token=choose_token,
+        **growing,
     )
     batch = ops.shape(encoder_token_ids)[0]
     return (
@@ -398,6 +425,7 @@ def decode_token_ids(
     prefix_lengths,
     static,
     use_cache=True,
+    cache_growth=16,
 ):
     """Raw source ids -> searched outputs: `prepare_sources` then `generate`.
 
@@ -414,6 +442,7 @@ def decode_token_ids(
         prefix_ids, prefix_lengths: ``(batch, P >= 1)`` and ``(batch,)``;
             lengths 0 for no prefix.
         static: a `StaticDecode` (Python values that shape the graph).
+        use_cache, cache_growth: as in `generate`.
 
     Returns:
         ``(sequences (batch, num_return, max_length), scores (batch,
@@ -446,6 +475,7 @@ def decode_token_ids(
         prefix_ids=prefix_ids,
         prefix_lengths=prefix_lengths,
         sampling=sampling,
+        cache_growth=cache_growth,
     )
 
 
@@ -520,6 +550,10 @@ class Generator:
             compilation time.
         use_cache: bool. Incremental decoding (True) or full recomputation
             of the decoder every step (False, for tests and benchmarks).
+        cache_growth: int or None. The key/value buffer starts with this
+            many positions and grows in stages up to the output buffer's
+            length (`search.cache_lengths`; each stage compiles its own
+            loop). None: the full buffer from the start. Defaults to 16.
 
     Call arguments:
         encoder_token_ids: int ``(batch, source_length)``, PAD-padded.
@@ -543,7 +577,7 @@ class Generator:
     ...                         max_length=16)
     """
 
-    def __init__(self, model, jit_compile="auto", use_cache=True):
+    def __init__(self, model, jit_compile="auto", use_cache=True, cache_growth=16):
         if jit_compile not in ("auto", True, False):
             raise ValueError(
                 "jit_compile must be True, False or 'auto'. "
@@ -553,6 +587,16 @@ class Generator:
         self.backend = keras.config.backend()
         self.jit_compile = False if jit_compile == "auto" else jit_compile
         self.use_cache = use_cache
+        if cache_growth is not None and (
+            not isinstance(cache_growth, int)
+            or isinstance(cache_growth, bool)
+            or cache_growth < 1
+        ):
+            raise ValueError(
+                "cache_growth must be None or a positive int. "
+                f"Received: cache_growth={cache_growth!r}"
+            )
+        self.cache_growth = cache_growth
         # Incremented each time a function is traced (never on torch), so
         # that tests can check that new batches do not retrace.
         self.trace_count = 0
@@ -574,7 +618,7 @@ class Generator:
         return decode_token_ids(
             self.model, token_ids, caps, ops.shape(buffer)[0], alpha,
             min_length, seed, row_ids, prefix_ids, prefix_lengths, static,
-            use_cache=self.use_cache,
+            use_cache=self.use_cache, cache_growth=self.cache_growth,
         )
 
     def _compiled(self, static):
@@ -640,6 +684,7 @@ class Generator:
             max_length=ops.shape(buffer)[0], beam_size=beam_size,
             num_return=num_return, use_cache=self.use_cache, search=search,
             prefix_ids=prefix_ids, prefix_lengths=prefix_lengths,
+            cache_growth=self.cache_growth,
         )
 
     def __call__(
