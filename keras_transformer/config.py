@@ -128,6 +128,9 @@ class TrainConfig:
             updates. Defaults to 1 (none).
         warmup_steps: int. Schedule warmup (§5.3), in updates. Auto.
         learning_rate_scale: float. Multiplies the paper's rate. Auto.
+        decay_steps: int or None. Also decay the rate linearly to zero at
+            this update (not in the paper; for fixed budgets). None: the
+            paper's schedule.
         label_smoothing: float. eps_ls (§5.4). Defaults to 0.1.
         ema_decay: float in (0, 1). Keep an exponential moving average of
             the weights, ``ema = decay * ema + (1 - decay) * weights`` after
@@ -230,6 +233,10 @@ class TrainConfig:
     )
     learning_rate_scale: typing.Optional[float] = _field(
         None, "multiplies the paper's learning rate; " + _AUTO, flags=("--lr-scale",)
+    )
+    decay_steps: typing.Optional[int] = _field(
+        None, "also decay the learning rate linearly to zero at this update; "
+        "null: the paper's schedule"
     )
     label_smoothing: float = _field(0.1, "eps_ls (0.1 in the paper)")
     ema_decay: typing.Optional[float] = _field(
@@ -436,6 +443,7 @@ class TrainConfig:
             "vocabulary_size", "max_length", "tokens_per_batch", "bucket_step", "epochs",
             "steps_per_epoch", "max_steps", "warmup_steps", "average_last_n",
             "keep_checkpoints", "accumulate_steps", "eval_every_steps", "patience",
+            "decay_steps",
         )  # fmt: skip
         for name in positive:
             value = getattr(self, name)
@@ -445,6 +453,16 @@ class TrainConfig:
             value = getattr(self, name)
             if value is not None and not (value > 0 and math.isfinite(value)):
                 raise ValueError(f"{name} must be positive. Received: {name}={value}")
+        if (
+            self.decay_steps is not None
+            and self.warmup_steps is not None
+            and self.decay_steps <= self.warmup_steps
+        ):
+            raise ValueError(
+                "decay_steps must exceed warmup_steps (the rate decays after "
+                f"warming up). Received: decay_steps={self.decay_steps}, "
+                f"warmup_steps={self.warmup_steps}"
+            )
         if self.vocabulary_size is not None and self.vocabulary_size <= 4:
             raise ValueError(
                 "vocabulary_size must exceed the 4 reserved pieces. "

@@ -17,13 +17,18 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
         d_model: int. Model width.
         warmup_steps: int. Defaults to 4000 (the paper's).
         scale: float. Multiplies the rate (1.0 is the paper's). Defaults to 1.0.
+        decay_steps: optional int. Also multiplies the rate by ``max(0, 1 -
+            step / decay_steps)``, a linear decay that reaches zero at that
+            step (not in the paper; for a fixed training budget, where a rate
+            that ends at zero usually beats one cut off mid-decay). ``None``
+            (the default): the paper's schedule.
 
     Example:
     >>> schedule = TransformerSchedule(d_model=512)
     >>> optimizer = keras.optimizers.Adam(schedule, 0.9, 0.98, 1e-9)
     """
 
-    def __init__(self, d_model, warmup_steps=4000, scale=1.0):
+    def __init__(self, d_model, warmup_steps=4000, scale=1.0, decay_steps=None):
         if not isinstance(d_model, int) or d_model <= 0:
             raise ValueError(f"d_model must be a positive int. Received: d_model={d_model!r}")
         if not isinstance(warmup_steps, int) or warmup_steps <= 0:
@@ -32,14 +37,24 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
             )
         if not scale > 0:
             raise ValueError(f"scale must be positive. Received: scale={scale!r}")
+        if decay_steps is not None and (
+            not isinstance(decay_steps, int) or decay_steps <= warmup_steps
+        ):
+            raise ValueError(
+                "decay_steps must be an int above warmup_steps "
+                f"({warmup_steps}), or None. Received: decay_steps={decay_steps!r}"
+            )
         self.d_model = d_model
         self.warmup_steps = warmup_steps
         self.scale = float(scale)
+        self.decay_steps = decay_steps
 
     def __call__(self, step):
         step = ops.maximum(ops.cast(step, "float32"), 1.0)
         warmup = float(self.warmup_steps) ** -1.5
         rate = ops.minimum(ops.rsqrt(step), step * warmup)
+        if self.decay_steps is not None:
+            rate = rate * ops.maximum(1.0 - step / float(self.decay_steps), 0.0)
         return (self.scale * float(self.d_model) ** -0.5) * rate
 
     def get_config(self):
@@ -47,16 +62,19 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
             "d_model": self.d_model,
             "warmup_steps": self.warmup_steps,
             "scale": self.scale,
+            "decay_steps": self.decay_steps,
         }
 
 
-def transformer_optimizer(d_model, warmup_steps=4000, scale=1.0, **kwargs):
+def transformer_optimizer(
+    d_model, warmup_steps=4000, scale=1.0, decay_steps=None, **kwargs
+):
     """Adam(beta_1=0.9, beta_2=0.98, epsilon=1e-9) with `TransformerSchedule`, §5.3.
 
     Extra keyword arguments go to `keras.optimizers.Adam` (e.g. ``clipnorm``).
     """
     return keras.optimizers.Adam(
-        learning_rate=TransformerSchedule(d_model, warmup_steps, scale),
+        learning_rate=TransformerSchedule(d_model, warmup_steps, scale, decay_steps),
         beta_1=0.9,
         beta_2=0.98,
         epsilon=1e-9,

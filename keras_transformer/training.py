@@ -197,6 +197,7 @@ def build_optimizer(config, d_model):
         d_model,
         warmup_steps=config.warmup_steps,
         scale=config.learning_rate_scale,
+        decay_steps=config.decay_steps,
         **options,
     )
     if steps > 1:

@@ -428,6 +428,23 @@ def test_uncached_prefix_decoding_in_a_python_loop(model, sources, cached_result
     np.testing.assert_array_equal(to_numpy(sequences), cached_results["greedy"][0][1:3])
 
 
+def test_two_stage_top_candidates_equal_one_top_k():
+    from keras_transformer.decoding.search import _top_candidates
+
+    rng = np.random.default_rng(0)
+    candidates = rng.normal(size=(3, 4, 64)).astype("float32")
+    candidates[:, 1:] -= 1.0  # most of the best from beam 0, some from the others
+    flat = candidates.reshape(3, -1)
+    order = np.argsort(-flat, axis=1)[:, :8]
+    log_probs, beams, tokens = (
+        to_numpy(x) for x in _top_candidates(ops.convert_to_tensor(candidates), 8, 64)
+    )
+    np.testing.assert_allclose(log_probs, np.take_along_axis(flat, order, 1))
+    np.testing.assert_array_equal(beams, order // 64)
+    np.testing.assert_array_equal(tokens, order % 64)
+    assert len(set(beams.reshape(-1).tolist())) > 1
+
+
 def test_cache_lengths_double_then_jump_to_the_buffer():
     from keras_transformer.decoding.search import cache_lengths
 

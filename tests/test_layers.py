@@ -185,6 +185,32 @@ def test_attention_cache_step_by_step_equals_one_shot(self_attention):
     np.testing.assert_allclose(np.concatenate(steps, axis=1), one_shot, atol=1e-5)
 
 
+@pytest.mark.parametrize("steps", [1, 3])
+def test_shared_cross_attention_cache_serves_every_beam(steps):
+    # Beam search keeps one encoder-decoder cache row per sentence for its
+    # g beams (rows b*g ... b*g+g-1). One query per row (a decoding step)
+    # and several (the general path) must equal a cache tiled per row,
+    # with a padded source in the batch.
+    g = 3
+    attention = layers.MultiHeadAttention(d_model=D, num_heads=H, self_attention=False)
+    memory = random_inputs(B, S, D)
+    padding = np.ones((B, S), bool)
+    padding[1, 4:] = False
+    x = random_inputs(B * g, steps, D)
+    # Each row attending to its sentence's memory directly (builds the layer).
+    direct = attention(x, np.repeat(memory, g, axis=0),
+                       padding_mask=np.repeat(padding, g, axis=0))
+    cache = attention.compute_key_value_cache(memory)
+    tiled = ops.repeat(cache, g, axis=0)
+    expected, _ = attention(
+        x, padding_mask=np.repeat(padding, g, axis=0), cache=tiled
+    )
+    shared, returned = attention(x, padding_mask=padding, cache=cache)
+    np.testing.assert_allclose(to_numpy(shared), to_numpy(expected), atol=1e-5)
+    assert tuple(returned.shape) == tuple(cache.shape)
+    np.testing.assert_allclose(to_numpy(shared), to_numpy(direct), atol=1e-5)
+
+
 def test_self_attention_cache_needs_index():
     attention = layers.MultiHeadAttention(d_model=D, num_heads=H)
     with pytest.raises(ValueError, match="cache_index"):

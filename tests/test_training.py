@@ -31,6 +31,21 @@ def test_schedule_is_safe_at_zero_and_serializable():
             kt.TransformerSchedule(**bad)
 
 
+def test_schedule_decays_linearly_to_zero_at_decay_steps():
+    schedule = kt.TransformerSchedule(512, warmup_steps=100, decay_steps=1000)
+    for step in (50, 100, 400, 900):
+        expected = paper_rate(step, warmup=100) * (1 - step / 1000)
+        assert float(to_numpy(schedule(step))) == pytest.approx(expected, rel=1e-5)
+    assert float(to_numpy(schedule(1000))) == 0.0
+    assert float(to_numpy(schedule(5000))) == 0.0  # never negative
+    restored = keras.saving.deserialize_keras_object(
+        keras.saving.serialize_keras_object(schedule), safe_mode=True
+    )
+    assert restored.get_config()["decay_steps"] == 1000
+    with pytest.raises(ValueError, match="decay_steps must be an int above"):
+        kt.TransformerSchedule(512, warmup_steps=100, decay_steps=100)
+
+
 def test_optimizer_helper_is_the_papers_adam():
     optimizer = kt.transformer_optimizer(512)
     assert isinstance(optimizer, keras.optimizers.Adam)

@@ -129,6 +129,19 @@ def test_build_optimizer_accumulates_and_counts_updates_in_the_schedule():
     assert not plain.gradient_accumulation_steps and not plain.use_ema
 
 
+def test_build_optimizer_decays_to_zero_at_decay_steps():
+    config = TrainConfig(warmup_steps=10, decay_steps=50, learning_rate_scale=1.0)
+    optimizer = build_optimizer(config.resolved(), d_model=32)
+    optimizer.iterations.assign(50)
+    assert float(to_numpy(optimizer.learning_rate)) == 0.0
+    optimizer.iterations.assign(25)
+    assert float(to_numpy(optimizer.learning_rate)) == pytest.approx(
+        32**-0.5 * 25**-0.5 * 0.5, rel=1e-5
+    )
+    with pytest.raises(ValueError, match="decay_steps must exceed warmup_steps"):
+        TrainConfig(warmup_steps=10, decay_steps=10)
+
+
 def test_schedule_counts_updates_of_accumulated_batches():
     config = TrainConfig(epochs=10, accumulate_steps=4)
     # 30 batches: 8 updates per epoch (a pass rounds up), 32 batches for fit.

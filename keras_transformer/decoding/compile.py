@@ -8,7 +8,9 @@ decoding interface (`Transformer.encode`, `build_cache`, `decode_step`,
   decoding. The encoder runs once per batch; every decoder layer keeps a
   self-attention key/value buffer that each step fills at one position, and
   the encoder-decoder keys/values are computed once (`Transformer.build_cache`)
-  and never reordered (they are the same for all beams of a sentence).
+  and neither tiled by beam nor reordered (`tile_transformer_cache`: they are
+  the same for all beams of a sentence). The self-attention buffer grows in
+  stages with the output (`Transformer.grow_cache`, `search.cache_lengths`).
 * `uncached_tokens_to_logits`: the reference, re-running `Transformer.decode`
   on the whole prefix every step.
 * `generate`: encoder + cache + greedy search, beam search or sampling
@@ -61,6 +63,7 @@ from keras_transformer.decoding.search import (
     cache_lengths,
     compiled_loop_bodies,
     greedy_search,
+    tile_cache,
 )
 from keras_transformer.special_tokens import PAD_ID
 
@@ -87,6 +90,19 @@ def reorder_transformer_cache(cache, flat_indices):
         decoder_padding_mask=ops.take(
             cache["decoder_padding_mask"], flat_indices, axis=0
         ),
+    )
+
+
+def tile_transformer_cache(cache, beam_size):
+    """Tiles only the per-hypothesis leaves for beam search: the encoder-decoder
+    keys/values and the encoder padding mask stay one row per sentence,
+    shared by its beams (`MultiHeadAttention` groups the beams' queries), so
+    each step reads a beam-size times smaller cross-attention cache."""
+    repeat = lambda x: ops.repeat(x, beam_size, axis=0)  # noqa: E731
+    return dict(
+        cache,
+        self_attention=tuple(repeat(x) for x in cache["self_attention"]),
+        decoder_padding_mask=repeat(cache["decoder_padding_mask"]),
     )
 
 
@@ -205,6 +221,7 @@ def generate(
         )
         tokens_to_logits = cached_tokens_to_logits(model)
         reorder = reorder_transformer_cache
+        tile = tile_transformer_cache
     else:
         cache = uncached_initial_cache(
             encoder_output, encoder_padding_mask, max_length
@@ -213,6 +230,7 @@ def generate(
             model, decode_fn=decode_fn, prefix_multiple=prefix_multiple
         )
         reorder = reorder_uncached_cache
+        tile = tile_cache
     if search == "greedy" or (search == "auto" and beam_size == 1):
         sequences, scores = greedy_search(
             tokens_to_logits,
@@ -237,6 +255,7 @@ def generate(
         max_lengths=max_lengths,
         min_length=min_length,
         reorder_cache=reorder,
+        tile_cache=tile,
         python_loop=python_loop,
         prefix_ids=prefix_ids,
         prefix_lengths=prefix_lengths,

@@ -425,9 +425,39 @@ def _flat_gather(x, indices):
     return ops.reshape(gathered, (batch, n) + rest)
 
 
+def tile_cache(cache, beam_size):
+    """Default beam tiling: every leaf repeated ``beam_size`` times on axis 0."""
+    return tree.map_structure(lambda x: ops.repeat(x, beam_size, axis=0), cache)
+
+
 def gather_cache(cache, flat_indices):
     """Default cache reordering: every leaf gathered on axis 0."""
     return tree.map_structure(lambda x: ops.take(x, flat_indices, axis=0), cache)
+
+
+def _top_candidates(candidates, n, vocabulary_size):
+    """The ``n`` best of ``candidates`` ``(batch, k, vocab)`` per batch element:
+    ``(log_probs, beams, tokens)``, each ``(batch, n)``, best first.
+
+    Two exact stages when the vocabulary allows: each beam's ``n`` best, then
+    the ``n`` best of those ``k * n`` (the overall best ``n`` are among them).
+    One top-k over ``k * vocab`` per element was 12% of a JAX step on CPU.
+    Ties keep the single-stage order (lower beam, then lower token).
+    """
+    batch, k = ops.shape(candidates)[0], ops.shape(candidates)[1]
+    if not isinstance(vocabulary_size, int) or vocabulary_size < 4 * n:
+        top_log_probs, top_indices = ops.top_k(
+            ops.reshape(candidates, (batch, -1)), n
+        )
+        top_indices = ops.cast(top_indices, "int32")
+        return top_log_probs, top_indices // vocabulary_size, top_indices % vocabulary_size
+    beam_log_probs, beam_tokens = ops.top_k(candidates, n)  # (batch, k, n)
+    top_log_probs, slots = ops.top_k(ops.reshape(beam_log_probs, (batch, -1)), n)
+    slots = ops.cast(slots, "int32")
+    tokens = ops.take_along_axis(
+        ops.reshape(ops.cast(beam_tokens, "int32"), (batch, -1)), slots, axis=1
+    )
+    return top_log_probs, slots // n, tokens
 
 
 def beam_search(
@@ -441,6 +471,7 @@ def beam_search(
     min_length=0,
     batch_size=None,
     reorder_cache=gather_cache,
+    tile_cache=tile_cache,
     bos_id=BOS_ID,
     eos_id=EOS_ID,
     pad_id=PAD_ID,
@@ -484,6 +515,11 @@ def beam_search(
         reorder_cache: ``(cache, flat_indices (batch * beam_size,)) ->
             cache``. Pass a function that skips leaves that are the same for
             every beam of an element (e.g. encoder keys/values) to save work.
+        tile_cache: ``(initial_cache, beam_size) -> cache`` with ``batch *
+            beam_size`` rows per hypothesis leaf. The default repeats every
+            leaf; a model whose per-sentence leaves serve all beams of a
+            sentence (`tokens_to_logits` then sees them with ``batch``
+            rows) may leave those untiled and unreordered.
         bos_id, eos_id, pad_id: special token ids.
         python_loop: bool. Use a Python loop instead of
             `keras.ops.while_loop`.
@@ -540,9 +576,7 @@ def beam_search(
         "finished_sequences": sequences,
         "finished_scores": ops.full((batch, k), NEG_INF, dtype="float32"),
         "finished": ops.zeros((batch, k), dtype="bool"),
-        "cache": tree.map_structure(
-            lambda x: ops.repeat(x, k, axis=0), initial_cache
-        ),
+        "cache": tile_cache(initial_cache, k),
     }
 
     def done_rows(state):
@@ -581,14 +615,11 @@ def beam_search(
         selectable = _force_prefix(
             selectable, log_probs, index, prefix_ids, prefix_lengths
         )
-        # Candidate = live hypothesis + one token: (batch, k * vocab).
-        candidates = ops.reshape(
-            state["live_log_probs"][:, :, None] + selectable, (batch, -1)
-        )
-        top_log_probs, top_indices = ops.top_k(candidates, 2 * k)  # (batch, 2k)
-        top_indices = ops.cast(top_indices, "int32")
-        top_beams = top_indices // vocabulary_size
-        top_tokens = top_indices % vocabulary_size
+        # Candidate = live hypothesis + one token: (batch, k, vocab).
+        candidates = state["live_log_probs"][:, :, None] + selectable
+        top_log_probs, top_beams, top_tokens = _top_candidates(
+            candidates, 2 * k, vocabulary_size
+        )  # (batch, 2k) each
         top_sequences = ops.where(
             ops.equal(positions, index + 1)[None, None, :],
             top_tokens[:, :, None],

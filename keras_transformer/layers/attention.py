@@ -263,9 +263,10 @@ class MultiHeadAttention(keras.layers.Layer):
         if mask is not None and padding_mask is not None:
             # Rows whose keys are all masked would give NaN (0/0) in some
             # backends' fused kernels. Let such rows attend everywhere (finite)
-            # and zero their output below.
+            # and zero their output below. (Keys' batch: an encoder-decoder
+            # cache may hold one row per sentence for all of its beams.)
             mask = ops.broadcast_to(
-                mask, (ops.shape(q)[0], 1, query_length, key_length)
+                mask, (ops.shape(k)[0], 1, query_length, key_length)
             )
             any_valid = ops.any(mask, axis=-1, keepdims=True)
             mask = ops.logical_or(mask, ops.logical_not(any_valid))
@@ -274,14 +275,22 @@ class MultiHeadAttention(keras.layers.Layer):
         single_query = isinstance(query_length, int) and query_length == 1
         if cache is not None and single_query and not return_attention_scores:
             # One decoding step: see `_single_query_attention`.
-            outputs = self._single_query_attention(q, k, v, mask)
+            outputs = self._single_query_attention(q, k, v, mask, any_valid)
+            any_valid = None
         else:
             if cache is not None:
                 # Several cached positions at once (a forced prefix) or
                 # weights requested: the general path, on (batch, keys,
-                # heads, d).
+                # heads, d), with a shared encoder-decoder cache repeated
+                # for every query row.
                 k = ops.transpose(k, (0, 2, 1, 3))
                 v = ops.transpose(v, (0, 2, 1, 3))
+                if not self.self_attention:
+                    groups = ops.shape(q)[0] // ops.shape(k)[0]
+                    k, v = (ops.repeat(x, groups, axis=0) for x in (k, v))
+                    if any_valid is not None:
+                        mask = ops.repeat(mask, groups, axis=0)
+                        any_valid = ops.repeat(any_valid, groups, axis=0)
             outputs, scores = self._general_attention(
                 q, k, v, mask, return_attention_scores
             )
@@ -338,30 +347,40 @@ class MultiHeadAttention(keras.layers.Layer):
             return q * ops.cast(scale, q.dtype), 1.0
         return q, scale
 
-    def _single_query_attention(self, q, k, v, mask):
+    def _single_query_attention(self, q, k, v, mask, any_valid):
         """Attention of one query position per row: a cached decoding step.
 
-        ``q`` is ``(batch, 1, heads, head_dim)``; ``k`` and ``v`` are the
-        cache's head-major ``(batch, heads, keys, head_dim)``. With one query
-        both products are batched matrix-vector products over the cache:
-        written as einsums on the head-major layout they need no transposes
-        (the fused kernel wants ``(batch, keys, heads, d)``, and XLA copied
-        every layer's cache into its layout at every step: 10% of a JAX
-        decoding step, `benchmarks/decode_profile.py`). The arithmetic is Keras'
-        `ops.dot_product_attention`'s (products in the compute dtype, scale
-        and softmax in float32), so that cached decoding of a half-precision
-        model picks the tokens that the uncached decoder picks.
+        ``q`` is ``(rows, 1, heads, head_dim)``; ``k`` and ``v`` are the
+        cache's head-major ``(batch, heads, keys, head_dim)``, where ``rows``
+        is a multiple ``g`` of ``batch``: an encoder-decoder cache holds one
+        row per sentence, shared by its ``g`` consecutive beams (beam search
+        does not tile it), and the ``g`` queries of a sentence are one small
+        matmul against it; self-attention caches have a row per hypothesis
+        (``g = 1``). ``mask`` and ``any_valid`` have ``batch`` rows.
+
+        Written as einsums on the head-major layout the products need no
+        transposes (the fused kernel wants ``(batch, keys, heads, d)``, and
+        XLA copied every layer's cache into its layout at every step: 10% of
+        a JAX decoding step, `benchmarks/decode_profile.py`). The arithmetic
+        is Keras' `ops.dot_product_attention`'s (products in the compute
+        dtype, scale and softmax in float32), so that cached decoding of a
+        half-precision model picks the tokens that the uncached decoder picks.
         """
-        query, scale = self._scaled_query(q[:, 0])  # (B, h, d)
-        logits = ops.cast(ops.einsum("bhd,bhsd->bhs", query, k), "float32") * scale
+        rows = ops.shape(q)[0]
+        batch = ops.shape(k)[0]
+        query, scale = self._scaled_query(q[:, 0])  # (rows, h, d)
+        query = ops.reshape(query, (batch, -1, self.num_heads, self.head_dim))
+        logits = ops.einsum("bghd,bhsd->bghs", query, k)
+        logits = ops.cast(logits, "float32") * scale  # (B, g, h, S)
         if mask is not None:
-            # (B or 1, 1, 1, S) -> (B or 1, 1, S)
-            logits = ops.where(
-                mask[:, :, 0, :], logits, ops.full_like(logits, -1e9)
-            )
+            # (B or 1, 1, 1, S) broadcasts over (B, g, h, S).
+            logits = ops.where(mask, logits, ops.full_like(logits, -1e9))
         weights = ops.softmax(logits, axis=-1)
-        outputs = ops.einsum("bhs,bhsd->bhd", ops.cast(weights, v.dtype), v)
-        return ops.expand_dims(outputs, 1)  # (B, 1, h, d)
+        outputs = ops.einsum("bghs,bhsd->bghd", ops.cast(weights, v.dtype), v)
+        if any_valid is not None:
+            # (B, 1, 1, 1): rows whose keys are all masked give zeros.
+            outputs = ops.where(any_valid, outputs, ops.zeros_like(outputs))
+        return ops.reshape(outputs, (rows, 1, self.num_heads, self.head_dim))
 
     def _attention_with_scores(self, q, k, v, mask):
         # (batch, heads, query_time, key_time), in float32: half-precision
