@@ -479,6 +479,11 @@ def test_growing_cache_equals_one_full_buffer(model, sources, cached_results, se
 def test_cache_growth_is_checked():
     with pytest.raises(ValueError, match="cache_growth"):
         Generator(None, cache_growth=0)
+    with pytest.raises(ValueError, match="grow_cache needs cache_stages"):
+        greedy_search(
+            _toy_tokens_to_logits(_toy_tables(1, 0)), {"row": np.zeros((1,), "int32")},
+            TOY_MAX_LENGTH, grow_cache=lambda cache, length: cache,
+        )
 
 
 def _no_grad():

@@ -150,6 +150,11 @@ def _staged_while_loop(cond, body, state, python_loop, grow_cache, lengths):
     """
     if grow_cache is None:
         return _while_loop(cond, body, state, python_loop)
+    if not lengths:
+        raise ValueError(
+            "grow_cache needs cache_stages, the cache lengths from the initial "
+            "cache's to max_length (see `cache_lengths`)."
+        )
     for stage, length in enumerate(lengths):
         if stage:
             state = dict(state, cache=grow_cache(state["cache"], length))
@@ -441,8 +446,10 @@ def _top_candidates(candidates, n, vocabulary_size):
 
     Two exact stages when the vocabulary allows: each beam's ``n`` best, then
     the ``n`` best of those ``k * n`` (the overall best ``n`` are among them).
-    One top-k over ``k * vocab`` per element was 12% of a JAX step on CPU.
-    Ties keep the single-stage order (lower beam, then lower token).
+    One top-k over ``k * vocab`` per element was 12% of a JAX step on CPU;
+    the two stages saved little of it (`benchmarks/README.md`). Equal
+    candidates may come out in another order where a backend's top-k is not
+    stable.
     """
     batch, k = ops.shape(candidates)[0], ops.shape(candidates)[1]
     if not isinstance(vocabulary_size, int) or vocabulary_size < 4 * n:
