@@ -78,18 +78,21 @@ def cached_tokens_to_logits(model):
     return tokens_to_logits
 
 
-def reorder_transformer_cache(cache, flat_indices):
-    """Reorders only the per-hypothesis leaves: the self-attention buffers and
-    the decoder padding mask (the encoder parts are per sentence)."""
+def _map_hypothesis_leaves(cache, function):
+    """``function`` applied to the per-hypothesis leaves of a `Transformer`
+    cache (the self-attention buffers and the decoder padding mask); the
+    encoder parts (keys/values, padding mask) are per sentence, unchanged."""
     return dict(
         cache,
-        self_attention=tuple(
-            ops.take(layer_cache, flat_indices, axis=0)
-            for layer_cache in cache["self_attention"]
-        ),
-        decoder_padding_mask=ops.take(
-            cache["decoder_padding_mask"], flat_indices, axis=0
-        ),
+        self_attention=tuple(function(x) for x in cache["self_attention"]),
+        decoder_padding_mask=function(cache["decoder_padding_mask"]),
+    )
+
+
+def reorder_transformer_cache(cache, flat_indices):
+    """Reorders only the per-hypothesis leaves (`_map_hypothesis_leaves`)."""
+    return _map_hypothesis_leaves(
+        cache, lambda x: ops.take(x, flat_indices, axis=0)
     )
 
 
@@ -98,11 +101,8 @@ def tile_transformer_cache(cache, beam_size):
     keys/values and the encoder padding mask stay one row per sentence,
     shared by its beams (`MultiHeadAttention` groups the beams' queries), so
     each step reads a beam-size times smaller cross-attention cache."""
-    repeat = lambda x: ops.repeat(x, beam_size, axis=0)  # noqa: E731
-    return dict(
-        cache,
-        self_attention=tuple(repeat(x) for x in cache["self_attention"]),
-        decoder_padding_mask=repeat(cache["decoder_padding_mask"]),
+    return _map_hypothesis_leaves(
+        cache, lambda x: ops.repeat(x, beam_size, axis=0)
     )
 
 

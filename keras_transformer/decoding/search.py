@@ -451,7 +451,7 @@ def _top_candidates(candidates, n, vocabulary_size):
     candidates may come out in another order where a backend's top-k is not
     stable.
     """
-    batch, k = ops.shape(candidates)[0], ops.shape(candidates)[1]
+    batch = ops.shape(candidates)[0]
     if not isinstance(vocabulary_size, int) or vocabulary_size < 4 * n:
         top_log_probs, top_indices = ops.top_k(
             ops.reshape(candidates, (batch, -1)), n
