@@ -40,6 +40,9 @@ def main(argv=None):
                    help="sources padded (or cut) to this many tokens")
     p.add_argument("--buffer", type=int, default=64, help="output buffer length")
     p.add_argument("--repeats", type=int, default=3, help="traced calls")
+    p.add_argument("--dtype", default=None,
+                   help="rebuild the model under this dtype policy (e.g. float32) "
+                        "with the same weights; default: the saved model's policy")
     p.add_argument("--tag", required=True)
     p.add_argument("--output-dir", default=os.path.join(HERE, "results"))
     args = p.parse_args(argv)
@@ -57,6 +60,11 @@ def main(argv=None):
 
     run = find_trained_model(args.model_dir)
     model = run.load_model(compile=False)
+    if args.dtype:
+        config = dict(model.get_config(), dtype=args.dtype)
+        weights = model.get_weights()
+        model = model.__class__.from_config(config)
+        model.set_weights(weights)
     tokenizer = run.load_tokenizer()
     sentences = read_lines(args.source_file)[: args.batch_size]
     ids = np.zeros((len(sentences), args.source_length), np.int32)

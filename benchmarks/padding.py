@@ -1,11 +1,12 @@
 #!/usr/bin/env python
-"""Padding of the training batches, joint vs separate bucketing (issue #15).
+"""Padding of the training batches: joint vs separate bucketing vs packing (issue #15).
 
 Builds the training pipeline exactly as `keras-transformer train --config
 benchmarks/multi30k.yaml` does (a SentencePiece vocabulary trained on the
 training text with the config's ``vocabulary_size`` and ``seed``, the
 config's ``max_length``, ``tokens_per_batch`` and bucket lengths) for each
-``bucketing`` and bucket step, then:
+``bucketing`` and bucket step (and once with ``bucketing="packed"``: several
+pairs per row of ``max_length`` tokens), then:
 
 - takes the `DatasetReport` of the training dataset (``repeat=True``, as in
   training: batches straddle epochs, no partial batches), and
@@ -201,14 +202,17 @@ def main():
     print(f"Vocabulary: {tokenizer.vocabulary_size} pieces in {time.perf_counter() - start:.1f} s")
 
     runs, timed, timings = [], {}, {}
-    for step in steps:
+    for step in steps + ["packed"]:
+        variants = VARIANTS
+        if step == "packed":
+            step, variants = settings["bucket_step"], (("packed", None),)
         bucket_lengths = default_bucket_lengths(settings["max_length"], step=step)
         batching = dict(
             tokens_per_batch=settings["tokens_per_batch"],
             max_length=settings["max_length"],
             bucket_boundaries=bucket_lengths,
         )
-        for bucketing, min_shape_saving in VARIANTS:
+        for bucketing, min_shape_saving in variants:
             if min_shape_saving is not None:
                 batching["min_shape_saving"] = min_shape_saving
             _, report = make_dataset(
@@ -230,6 +234,7 @@ def main():
                     "num_batches": report.num_batches,
                     "num_batch_shapes": report.num_batch_shapes,
                     "batch_shapes": [list(shape) for shape in report.batch_shapes],
+                    "num_pairs_per_row": round(report.num_pairs_per_row, 3),
                     "summary": report.summary(),
                 },
                 "measured_one_pass": measure_one_pass(one_pass),

@@ -113,7 +113,9 @@ class TrainConfig:
             to 8.
         bucketing: str. "separate" (default) pads the source and the target
             each to its own length bucket; "joint" pads both to the bucket
-            of the longer side (`keras_transformer.data.make_dataset`).
+            of the longer side; "packed" puts several pairs into each row
+            of ``max_length`` tokens (segment-aware masks and positions in
+            the model; one batch shape) (`keras_transformer.data.make_dataset`).
         epochs: int. Epochs (passes over the data, or ``steps_per_epoch``
             updates). Auto.
         steps_per_epoch: int. Optimizer updates between checkpoints; None is
@@ -212,7 +214,7 @@ class TrainConfig:
     )
     bucket_step: int = _field(8, "length bucket width in tokens")
     bucketing: str = _field(
-        "separate", "'separate': each side padded to its own length bucket; 'joint': both to the longer side's"
+        "separate", "'separate': each side padded to its own length bucket; 'joint': both to the longer side's; 'packed': several pairs per row of max_length tokens"
     )
     # --- schedule ---
     epochs: typing.Optional[int] = _field(None, "number of epochs; " + _AUTO)
@@ -500,9 +502,9 @@ class TrainConfig:
             raise ValueError(
                 f"backend must be one of {BACKENDS}. Received: backend={self.backend!r}"
             )
-        if self.bucketing not in ("separate", "joint"):
+        if self.bucketing not in ("separate", "joint", "packed"):
             raise ValueError(
-                "bucketing must be 'separate' or 'joint'. "
+                "bucketing must be 'separate', 'joint' or 'packed'. "
                 f"Received: bucketing={self.bucketing!r}"
             )
         if self.distribution not in DISTRIBUTIONS:

@@ -12,7 +12,12 @@ from keras_transformer.layers.attention import (
 from keras_transformer.layers.decoder import TransformerDecoderLayer
 from keras_transformer.layers.embedding import TokenEmbedding
 from keras_transformer.layers.encoder import TransformerEncoderLayer
-from keras_transformer.layers.masks import PaddingMask, padding_mask_from_ids
+from keras_transformer.layers.masks import (
+    PaddingMask,
+    padding_mask_from_ids,
+    segment_attention_mask,
+    segment_positions,
+)
 from keras_transformer.layers.positional_encoding import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
@@ -26,6 +31,8 @@ from keras_transformer.layers.token_checks import (
 from keras_transformer.hub.backbone import TransformerBackbone
 
 POSITIONAL_ENCODINGS = ("sinusoidal", "learned")
+TOKEN_INPUTS = ("encoder_token_ids", "decoder_token_ids")
+SEGMENT_INPUTS = ("encoder_segment_ids", "decoder_segment_ids")
 
 
 def _check_positive(**sizes):
@@ -66,6 +73,18 @@ class Transformer(TransformerBackbone):
     ``(batch, target_length, vocabulary_size)``. Decoder inputs are the target
     shifted right (start token first); position i of the output predicts the
     target token i.
+
+    Packed rows: the inputs dict may also hold ``"encoder_segment_ids"`` and
+    ``"decoder_segment_ids"`` (int, the shapes of the token ids): several
+    sentence pairs share a row, numbered 1, 2, ... in order on both sides
+    (pair k's source and target both carry segment id k), each contiguous,
+    with 0 on the padding after the last one (tensor2tensor's and flax's
+    packing). Attention then stays inside a pair (source self-attention in
+    its source, target self-attention causal in its target, encoder-decoder
+    attention from its target to its source) and positions restart at 0 for
+    each sentence, so the logits of a packed pair equal those of the pair
+    in a row of its own. `keras_transformer.data.make_dataset(...,
+    bucketing="packed")` yields such batches.
 
     By default the model is the paper's: post-LN sub-layers, sinusoidal
     positions, one embedding matrix shared by encoder input, decoder input
@@ -236,16 +255,18 @@ class Transformer(TransformerBackbone):
             shape=(None,), dtype="int32", name="decoder_token_ids"
         )
         # Ids outside the vocabulary raise instead of wrapping or giving NaN.
-        encoder_token_ids = TokenIdCheck(
+        self.encoder_token_ids_check = TokenIdCheck(
             source_vocabulary_size,
             input_name="encoder_token_ids",
             name="encoder_token_ids_check",
-        )(encoder_input)
-        decoder_token_ids = TokenIdCheck(
+        )
+        self.decoder_token_ids_check = TokenIdCheck(
             vocabulary_size,
             input_name="decoder_token_ids",
             name="decoder_token_ids_check",
-        )(decoder_input)
+        )
+        encoder_token_ids = self.encoder_token_ids_check(encoder_input)
+        decoder_token_ids = self.decoder_token_ids_check(decoder_input)
         encoder_padding_mask = PaddingMask(name="encoder_padding_mask")(
             encoder_token_ids
         )
@@ -298,12 +319,24 @@ class Transformer(TransformerBackbone):
 
     # --- building blocks, shared by the functional graph and decoding ---
 
-    def _encode(self, encoder_token_ids, encoder_padding_mask, training=None):
+    def _encode(
+        self,
+        encoder_token_ids,
+        encoder_padding_mask,
+        training=None,
+        attention_mask=None,
+        positions=None,
+    ):
         x = self.source_embedding(encoder_token_ids)
-        x = self.encoder_position(x)
+        x = self.encoder_position(x, positions=positions)
         x = self.encoder_embedding_dropout(x, training=training)
         for layer in self.encoder_layers:
-            x = layer(x, encoder_padding_mask=encoder_padding_mask, training=training)
+            x = layer(
+                x,
+                encoder_padding_mask=encoder_padding_mask,
+                encoder_attention_mask=attention_mask,
+                training=training,
+            )
         if self.encoder_final_norm is not None:
             x = self.encoder_final_norm(x)
         return x
@@ -315,24 +348,90 @@ class Transformer(TransformerBackbone):
         encoder_output,
         encoder_padding_mask,
         training=None,
+        self_attention_mask=None,
+        cross_attention_mask=None,
+        positions=None,
     ):
-        x = self._embed_target(decoder_token_ids, training=training)
+        x = self._embed_target(
+            decoder_token_ids, training=training, positions=positions
+        )
         for layer in self.decoder_layers:
             x = layer(
                 x,
                 encoder_output,
                 decoder_padding_mask=decoder_padding_mask,
                 encoder_padding_mask=encoder_padding_mask,
+                decoder_attention_mask=self_attention_mask,
+                encoder_attention_mask=cross_attention_mask,
                 training=training,
             )
         if self.decoder_final_norm is not None:
             x = self.decoder_final_norm(x)
         return self.token_embedding(x, reverse=True)
 
-    def _embed_target(self, decoder_token_ids, start_index=0, training=None):
+    def _embed_target(
+        self, decoder_token_ids, start_index=0, training=None, positions=None
+    ):
         x = self.token_embedding(decoder_token_ids)
-        x = self.decoder_position(x, start_index=start_index)
+        x = self.decoder_position(x, start_index=start_index, positions=positions)
         return self.decoder_embedding_dropout(x, training=training)
+
+    # --- packed rows: several sentence pairs per row ---
+
+    def call(self, inputs, training=None, mask=None, **kwargs):
+        if isinstance(inputs, dict) and any(key in inputs for key in SEGMENT_INPUTS):
+            return self._packed_call(inputs, training=training)
+        return super().call(inputs, training=training, mask=mask, **kwargs)
+
+    def _packed_call(self, inputs, training=None):
+        """Logits for packed rows (see the class docstring, "Packed rows")."""
+        expected = TOKEN_INPUTS + SEGMENT_INPUTS
+        missing = [key for key in expected if key not in inputs]
+        unknown = sorted(set(inputs) - set(expected))
+        if missing or unknown:
+            raise ValueError(
+                f"Packed inputs are a dict with exactly the keys {expected}. "
+                f"Missing: {missing}; unknown: {unknown}"
+            )
+        tensors = {key: ops.convert_to_tensor(inputs[key], "int32") for key in expected}
+        for side in ("encoder", "decoder"):
+            ids, segments = tensors[f"{side}_token_ids"], tensors[f"{side}_segment_ids"]
+            same = all(
+                a is None or b is None or a == b for a, b in zip(ids.shape, segments.shape)
+            )
+            if len(ids.shape) != 2 or len(segments.shape) != 2 or not same:
+                raise ValueError(
+                    f"{side}_segment_ids must have the shape of {side}_token_ids, "
+                    f"(batch, length). Received: {side}_token_ids shape "
+                    f"{tuple(ids.shape)}, {side}_segment_ids shape "
+                    f"{tuple(segments.shape)}"
+                )
+        encoder_ids = self.encoder_token_ids_check(tensors["encoder_token_ids"])
+        decoder_ids = self.decoder_token_ids_check(tensors["decoder_token_ids"])
+        encoder_segments = tensors["encoder_segment_ids"]
+        decoder_segments = tensors["decoder_segment_ids"]
+        encoder_padding = padding_mask_from_ids(encoder_ids)
+        encoder_output = self._encode(
+            encoder_ids,
+            encoder_padding,
+            training=training,
+            attention_mask=segment_attention_mask(encoder_segments, encoder_segments),
+            positions=segment_positions(encoder_segments),
+        )
+        return self._decode(
+            decoder_ids,
+            padding_mask_from_ids(decoder_ids),
+            encoder_output,
+            encoder_padding,
+            training=training,
+            self_attention_mask=segment_attention_mask(
+                decoder_segments, decoder_segments
+            ),
+            cross_attention_mask=segment_attention_mask(
+                decoder_segments, encoder_segments
+            ),
+            positions=segment_positions(decoder_segments),
+        )
 
     # --- the incremental-decoding interface used by keras_transformer.decoding ---
 

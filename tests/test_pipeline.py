@@ -606,3 +606,124 @@ def test_multi30k_validation_split():
     )
     assert report.num_examples + report.num_filtered == stats.num_pairs
     assert sum(len(e) for e, _, _ in _batches(dataset)) == report.num_examples
+
+
+# --- bucketing="packed": several pairs per row -----------------------------
+
+
+def _packed_batches(dataset):
+    return [
+        tuple(inputs[key].numpy() for key in (
+            "encoder_token_ids", "decoder_token_ids", "encoder_segment_ids",
+            "decoder_segment_ids")) + (labels.numpy(),)
+        for inputs, labels in dataset
+    ]  # fmt: skip
+
+
+def _unpack(batches):
+    """The (source ids, target ids) of every packed pair, checking each
+    row's layout: segments 1, 2, ... contiguous on both sides, then padding;
+    each source ends with EOS, each decoder input is BOS + its labels' head."""
+    seen = []
+    for encoder, decoder, encoder_segments, decoder_segments, labels in batches:
+        for row in range(len(encoder)):
+            count = encoder_segments[row].max()
+            assert decoder_segments[row].max() == count
+            for segments, ids in ((encoder_segments[row], encoder[row]),
+                                  (decoder_segments[row], decoder[row])):
+                real = segments > 0
+                assert (ids[real] != PAD_ID).all() and (ids[~real] == PAD_ID).all()
+                # 1, 1, 2, 2, 2, 3, 0, 0: non-decreasing, no gaps, padding last.
+                assert np.array_equal(np.sort(segments[real]), segments[real])
+                assert not real[np.argmin(real):].any() or real.all()
+                assert set(segments[real]) == set(range(1, count + 1))
+            assert (labels[row][decoder_segments[row] == 0] == PAD_ID).all()
+            for k in range(1, count + 1):
+                enc = encoder[row][encoder_segments[row] == k]
+                dec = decoder[row][decoder_segments[row] == k]
+                lab = labels[row][decoder_segments[row] == k]
+                assert enc[-1] == EOS_ID and list(enc).count(EOS_ID) == 1
+                assert dec[0] == BOS_ID and lab[-1] == EOS_ID
+                np.testing.assert_array_equal(dec[1:], lab[:-1])
+                seen.append((" ".join(map(str, enc[:-1])), " ".join(map(str, lab[:-1]))))
+    return seen
+
+
+def test_packed_rows_hold_every_pair_once_and_pad_little():
+    src, tgt = _skewed_pairs(num_pairs=300)
+    options = dict(tokens_per_batch=512, max_length=64, seed=5)
+    dataset, report = make_dataset(src, tgt, NumberTokenizer(), bucketing="packed", **options)
+    _, separate = make_dataset(src, tgt, NumberTokenizer(), **options)
+    spec_inputs, _ = dataset.element_spec
+    assert set(spec_inputs) == {"encoder_token_ids", "decoder_token_ids",
+                                "encoder_segment_ids", "decoder_segment_ids"}
+    first = _packed_batches(dataset)
+    assert len(first) == report.num_batches
+    assert {tuple(x.shape) for batch in first for x in batch} == {(8, 64)}
+    assert report.batch_shapes == ((8, 64, 64),) and report.num_batch_shapes == 1
+    expected = collections.Counter(zip(src, tgt))
+    assert collections.Counter(_unpack(first)) == expected
+    # The report's padding is the batches' padding, and far below bucketing's.
+    real = sum(int((b[2] > 0).sum() + (b[3] > 0).sum()) for b in first)
+    padded = sum(b[0].size + b[1].size for b in first)
+    assert report.padding_fraction == pytest.approx(1 - real / padded)
+    # (Uncorrelated source and target lengths: one side of a row often fills
+    # first. Multi30k packs to about 1% padding, benchmarks/padding.py.)
+    assert report.padding_fraction < 0.6 * separate.padding_fraction
+    assert report.num_pairs_per_row > 1.5
+    assert "packed rows of 64 tokens, 8 rows per batch" in report.summary()
+    # The next epoch is another shuffle of the same pairs; the same seed
+    # packs the same batches.
+    second = _packed_batches(dataset)
+    assert collections.Counter(_unpack(second)) == expected
+    assert not np.array_equal(first[0][0], second[0][0])
+    again, _ = make_dataset(src, tgt, NumberTokenizer(), bucketing="packed", **options)
+    np.testing.assert_array_equal(_packed_batches(again)[0][0], first[0][0])
+
+
+def test_packed_batches_repeat_shard_and_drop():
+    src, tgt = _skewed_pairs(num_pairs=200)
+    options = dict(tokens_per_batch=256, max_length=32, seed=3, batch_multiple=4,
+                   bucketing="packed")
+    whole, report = make_dataset(src, tgt, NumberTokenizer(), **options)
+    assert report.bucket_batch_sizes == (8,)
+    shards = [make_dataset(src, tgt, NumberTokenizer(), num_shards=2, shard_index=i,
+                           **options)[0] for i in range(2)]
+    whole_batches = _packed_batches(whole)
+    shard_batches = [_packed_batches(shard) for shard in shards]
+    assert len(shard_batches[0]) == len(whole_batches)
+    for batch, first, second in zip(whole_batches, *shard_batches):
+        for side, part_a, part_b in zip(batch, first, second):
+            assert part_a.shape == (4, 32)
+            np.testing.assert_array_equal(side, np.concatenate([part_a, part_b]))
+    # repeat: passes join without partial batches; every pair comes back.
+    repeated, repeated_report = make_dataset(src, tgt, NumberTokenizer(), repeat=True, **options)
+    batches = _packed_batches(repeated.take(3 * repeated_report.num_batches))
+    counts = collections.Counter(_unpack(batches))
+    assert set(counts) == set(zip(src, tgt)) and min(counts.values()) >= 2
+    # drop_remainder leaves out the pairs of the last, partly filled batches.
+    dropped, dropped_report = make_dataset(
+        src, tgt, NumberTokenizer(), drop_remainder=True, **options)
+    kept = _unpack(_packed_batches(dropped))
+    assert dropped_report.num_dropped == len(src) - len(kept) > 0
+    assert all(
+        (batch[0] != PAD_ID).any(axis=1).all() for batch in _packed_batches(dropped)
+    )
+
+
+def test_packed_dataset_trains_the_transformer(pairs, tokenizer):
+    import keras
+
+    import keras_transformer as kt
+
+    src, tgt = pairs
+    dataset, report = make_dataset(
+        src[:200], tgt[:200], tokenizer, tokens_per_batch=192, max_length=48,
+        bucketing="packed", repeat=True, seed=0,
+    )
+    model = kt.Transformer(vocabulary_size=tokenizer.vocabulary_size, num_layers=1,
+                           d_model=16, num_heads=2, d_ff=32)
+    model.compile(optimizer="adam", loss=kt.LabelSmoothedCrossEntropy())
+    history = model.fit(dataset, epochs=2, steps_per_epoch=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    assert history.history["loss"][1] < history.history["loss"][0]

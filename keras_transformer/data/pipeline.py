@@ -30,9 +30,12 @@ compilation of the train step under JAX, so ``"separate"`` gives a shape of
 its own only to the ``(S, T)`` combinations that save enough padding
 (``min_shape_saving``).
 
-Packing several short pairs into one row (tensor2tensor, flax's wmt example)
-would pad less still, but needs segment-aware masks and positions in the
-model; it is not done here.
+- ``bucketing="packed"`` puts several pairs into each row of ``max_length``
+  tokens per side (`keras_transformer.data.packing`), with
+  ``"encoder_segment_ids"`` and ``"decoder_segment_ids"`` in the inputs
+  (pair k of a row is segment k on both sides, 0 is padding); the model
+  keeps each pair to itself. Every batch then has one shape,
+  ``(tokens_per_batch // max_length, max_length)``.
 """
 
 import dataclasses
@@ -41,12 +44,14 @@ import math
 import numpy as np
 import tensorflow as tf
 
+from keras_transformer.data.packing import PairPacker
+from keras_transformer.data.packing import fill_batch
 from keras_transformer.data.text_files import read_parallel
 from keras_transformer.special_tokens import BOS_ID
 from keras_transformer.special_tokens import EOS_ID
 from keras_transformer.special_tokens import PAD_ID
 
-BUCKETINGS = ("separate", "joint")
+BUCKETINGS = ("separate", "joint", "packed")
 
 _TOKENIZE_CHUNK = 20_000
 
@@ -82,7 +87,7 @@ class DatasetReport:
             inputs.
         target_padding_fraction: float. Share of padding in the decoder
             inputs (and labels, which have the same shape).
-        bucketing: str. ``"separate"`` or ``"joint"``.
+        bucketing: str. ``"separate"``, ``"joint"`` or ``"packed"``.
         batch_shapes: tuple of ``(batch, S, T)``. The shape of the full
             batches of each bucket, from the most to the least used.
         num_batch_shapes: int. Distinct ``(batch, S, T)`` shapes in one pass,
@@ -93,6 +98,8 @@ class DatasetReport:
         num_padding_rows: int. Fully-masked rows added to last partial
             batches to reach a multiple of ``batch_multiple``.
         num_shards: int. Shards each batch is split into (one per process).
+        num_pairs_per_row: float. ``"packed"``: pairs per (non-empty) row;
+            1.0 otherwise.
     """
 
     num_pairs: int
@@ -115,6 +122,7 @@ class DatasetReport:
     num_dropped: int = 0
     num_padding_rows: int = 0
     num_shards: int = 1
+    num_pairs_per_row: float = 1.0
 
     def summary(self):
         """A one-paragraph human-readable description."""
@@ -126,11 +134,20 @@ class DatasetReport:
             f"target tokens in {self.num_batches} batches per epoch; "
             f"padding {self.padding_fraction:.1%} (source "
             f"{self.source_padding_fraction:.1%}, target "
-            f"{self.target_padding_fraction:.1%}); {self.bucketing} buckets "
-            f"{list(self.bucket_lengths)} with batch sizes "
-            f"{list(self.bucket_batch_sizes)}, {self.num_batch_shapes} batch "
-            "shapes"
+            f"{self.target_padding_fraction:.1%}); "
         )
+        if self.bucketing == "packed":
+            text += (
+                f"packed rows of {self.bucket_lengths[0]} tokens, "
+                f"{self.bucket_batch_sizes[0]} rows per batch, "
+                f"{self.num_pairs_per_row:.2f} pairs per row, 1 batch shape"
+            )
+        else:
+            text += (
+                f"{self.bucketing} buckets {list(self.bucket_lengths)} with batch "
+                f"sizes {list(self.bucket_batch_sizes)}, {self.num_batch_shapes} "
+                "batch shapes"
+            )
         if self.batch_multiple > 1:
             text += f", batch sizes multiples of {self.batch_multiple}"
         if self.num_shards > 1:
@@ -245,7 +262,14 @@ def make_dataset(
             of the others go to the cheapest shape that holds them, never
             more padded than under ``"joint"``. On Multi30k (bucket step 8)
             padding falls from 22.7% to 19.7% with 3 more shapes
-            (``benchmarks/padding.py``). Defaults to ``"separate"``.
+            (``benchmarks/padding.py``). ``"packed"`` fills rows of
+            ``max_length`` tokens with several pairs (first fit, in the
+            shuffled order; see `keras_transformer.data.packing`) and adds
+            the segment ids to the inputs; batches of
+            ``tokens_per_batch // max_length`` rows (a multiple of
+            ``batch_multiple``), one shape in all; a last partial batch is
+            filled with empty rows. ``bucket_boundaries`` and
+            ``min_shape_saving`` do not apply. Defaults to ``"separate"``.
         batch_multiple: int. Round every batch size down to a multiple of
             this (at least one multiple): the number of data-parallel
             devices, so that `keras.distribution.DataParallel` can shard
@@ -369,6 +393,20 @@ def make_dataset(
     encoder_ids = tf.concat([src_ids, eos], axis=1)
     decoder_ids = tf.concat([bos, tgt_ids], axis=1)
     labels = tf.concat([tgt_ids, eos], axis=1)
+    counts = dict(
+        num_pairs=num_pairs,
+        num_examples=num_examples,
+        num_filtered=num_too_long if length_handling == "filter" else 0,
+        num_truncated=num_too_long if length_handling == "truncate" else 0,
+    )
+    if bucketing == "packed":
+        return _packed_dataset(
+            encoder_ids, decoder_ids, labels, counts,
+            tokens_per_batch=tokens_per_batch, max_length=max_length,
+            shuffle=shuffle, seed=seed, repeat=repeat,
+            drop_remainder=drop_remainder, batch_multiple=batch_multiple,
+            num_shards=num_shards, shard_index=shard_index,
+        )  # fmt: skip
 
     batch_sizes = tuple(
         tokens_per_batch // length // batch_multiple * batch_multiple
@@ -417,10 +455,7 @@ def make_dataset(
     dataset = dataset.prefetch(tf.data.AUTOTUNE)
 
     report = DatasetReport(
-        num_pairs=num_pairs,
-        num_examples=num_examples,
-        num_filtered=num_too_long if length_handling == "filter" else 0,
-        num_truncated=num_too_long if length_handling == "truncate" else 0,
+        **counts,
         num_batches=stats["num_batches"],
         num_source_tokens=int(encoder_lengths.sum()),
         num_target_tokens=int(decoder_lengths.sum()),
@@ -438,6 +473,104 @@ def make_dataset(
         num_shards=num_shards,
     )
     return dataset, report
+
+
+def _packed_dataset(
+    encoder_ids, decoder_ids, labels, counts, *, tokens_per_batch, max_length,
+    shuffle, seed, repeat, drop_remainder, batch_multiple, num_shards, shard_index,
+):  # fmt: skip
+    """`make_dataset` with ``bucketing="packed"``: ``(dataset, report)``."""
+    rows = tokens_per_batch // max_length // batch_multiple * batch_multiple
+    shard_rows = rows // num_shards
+    ids = [
+        (x.flat_values.numpy().astype(np.int32), x.row_splits.numpy())
+        for x in (encoder_ids, decoder_ids, labels)
+    ]
+    encoder_lengths = np.diff(ids[0][1])
+    decoder_lengths = np.diff(ids[1][1])
+    num_examples = len(encoder_lengths)
+    if seed is None:
+        # One seed for the report's pass and the dataset's first pass.
+        seed = int(np.random.SeedSequence().entropy % (2**63))
+
+    def passes():
+        """Every pass's pair order, forever; each iteration of the dataset
+        continues the sequence (a new shuffle per epoch, as
+        ``reshuffle_each_iteration``), reproducible from ``seed``."""
+        rng = np.random.default_rng(seed)
+        while True:
+            yield rng.permutation(num_examples) if shuffle else np.arange(num_examples)
+
+    def packed_batches(orders, num_passes):
+        packer = PairPacker(encoder_lengths, decoder_lengths, max_length, rows)
+        for _ in range(num_passes):
+            yield from packer.batches(next(orders))
+        if not repeat:
+            for batch in packer.flush():
+                if drop_remainder and len(set(batch.rows)) < rows:
+                    continue
+                yield batch
+
+    # The report: the first pass exactly as the dataset yields it.
+    report_orders = passes()
+    batches = list(packed_batches(report_orders, 1))
+    used_rows = sum(len(set(batch.rows)) for batch in batches)
+    kept = sum(len(batch.pairs) for batch in batches)
+    real_source = int(sum(encoder_lengths[batch.pairs].sum() for batch in batches))
+    real_target = int(sum(decoder_lengths[batch.pairs].sum() for batch in batches))
+    padded = len(batches) * rows * max_length
+    report = DatasetReport(
+        **counts,
+        num_batches=max(1, len(batches)),
+        num_source_tokens=int(encoder_lengths.sum()),
+        num_target_tokens=int(decoder_lengths.sum()),
+        padding_fraction=1.0 - (real_source + real_target) / max(1, 2 * padded),
+        bucket_lengths=(max_length,),
+        bucket_batch_sizes=(rows,),
+        source_padding_fraction=1.0 - real_source / max(1, padded),
+        target_padding_fraction=1.0 - real_target / max(1, padded),
+        bucketing="packed",
+        batch_shapes=((rows, max_length, max_length),),
+        num_batch_shapes=1,
+        batch_multiple=batch_multiple,
+        num_dropped=0 if repeat else num_examples - kept,
+        num_padding_rows=len(batches) * rows - used_rows,
+        num_shards=num_shards,
+        num_pairs_per_row=kept / max(1, used_rows),
+    )
+    start = shard_index * shard_rows
+
+    def generate():
+        orders = generate.orders
+        for batch in packed_batches(orders, 1 if not repeat else 2**62):
+            arrays = fill_batch(batch, rows, max_length, *ids)
+            encoder, decoder, label, encoder_segments, decoder_segments = (
+                x[start : start + shard_rows] for x in arrays
+            )
+            inputs = {
+                "encoder_token_ids": encoder,
+                "decoder_token_ids": decoder,
+                "encoder_segment_ids": encoder_segments,
+                "decoder_segment_ids": decoder_segments,
+            }
+            yield inputs, label
+
+    # Shared by every iteration of the dataset: each one packs the next pass.
+    generate.orders = passes()
+    spec = tf.TensorSpec((shard_rows, max_length), tf.int32)
+    dataset = tf.data.Dataset.from_generator(
+        generate,
+        output_signature=(
+            {
+                "encoder_token_ids": spec,
+                "decoder_token_ids": spec,
+                "encoder_segment_ids": spec,
+                "decoder_segment_ids": spec,
+            },
+            spec,
+        ),
+    )
+    return dataset.prefetch(tf.data.AUTOTUNE), report
 
 
 def make_dataset_from_files(src_path, tgt_path, tokenizer, **kwargs):

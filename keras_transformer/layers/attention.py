@@ -66,8 +66,9 @@ class MultiHeadAttention(keras.layers.Layer):
     backend has one). When attention weights are requested the layer computes
     them explicitly instead (for plotting; slower).
 
-    Masks: ``padding_mask`` (True on real keys, shape ``(batch, key_length)``)
-    and ``use_causal_mask`` are combined with a logical AND. A query row whose
+    Masks: ``padding_mask`` (True on real keys, shape ``(batch, key_length)``),
+    ``attention_mask`` (per query, ``(batch, query_length, key_length)``) and
+    ``use_causal_mask`` are combined with a logical AND. A query row whose
     keys are all masked (e.g. an all-padding source) attends to nothing: its
     output is exactly zero, and outputs and gradients stay finite.
 
@@ -98,6 +99,10 @@ class MultiHeadAttention(keras.layers.Layer):
             encoder-decoder attention only (ignored when a cache is given).
         padding_mask: optional boolean ``(batch, key_length)``, True on keys
             that may be attended to.
+        attention_mask: optional boolean ``(batch, query_length,
+            key_length)``, True where a query may attend to a key (packed
+            rows: `keras_transformer.layers.masks.segment_attention_mask`);
+            combined with the other masks by a logical AND.
         use_causal_mask: bool. Mask keys after each query position.
         cache: optional key/value cache, see above.
         cache_index: int scalar (tensor or Python int); the position of the
@@ -215,6 +220,7 @@ class MultiHeadAttention(keras.layers.Layer):
         cache_index=None,
         return_attention_scores=False,
         training=None,
+        attention_mask=None,
     ):
         query_length = ops.shape(query)[1]
         causal_offset = 0
@@ -258,9 +264,9 @@ class MultiHeadAttention(keras.layers.Layer):
         causal = None
         if use_causal_mask:
             causal = causal_mask(query_length, key_length, causal_offset)
-        mask = merge_attention_masks(padding_mask, causal)
+        mask = merge_attention_masks(padding_mask, causal, attention_mask)
         any_valid = None
-        if mask is not None and padding_mask is not None:
+        if mask is not None and (padding_mask is not None or attention_mask is not None):
             # Rows whose keys are all masked would give NaN (0/0) in some
             # backends' fused kernels. Let such rows attend everywhere (finite)
             # and zero their output below. (Keys' batch: an encoder-decoder

@@ -46,6 +46,12 @@ class TransformerDecoderLayer(TransformerLayerBase):
         decoder_padding_mask: optional boolean ``(batch, target_length)``;
             ``(batch, max_length)`` with a cache.
         encoder_padding_mask: optional boolean ``(batch, source_length)``.
+        decoder_attention_mask: optional boolean ``(batch, target_length,
+            target_length)`` for self-attention, combined with the causal
+            mask (packed rows: the positions of the query's own sentence).
+        encoder_attention_mask: optional boolean ``(batch, target_length,
+            source_length)`` for encoder-decoder attention (packed rows: the
+            source of the query's own pair).
         self_attention_cache, cross_attention_cache, cache_index: see above.
         return_attention_scores: bool. Also return a dict with the
             ``"self_attention"`` and ``"cross_attention"`` weights.
@@ -100,6 +106,8 @@ class TransformerDecoderLayer(TransformerLayerBase):
         cache_index=None,
         return_attention_scores=False,
         training=None,
+        decoder_attention_mask=None,
+        encoder_attention_mask=None,
     ):
         use_cache = self_attention_cache is not None
         if use_cache and cross_attention_cache is None:
@@ -114,6 +122,7 @@ class TransformerDecoderLayer(TransformerLayerBase):
         result = self.self_attention(
             block.sublayer_input(x),
             padding_mask=decoder_padding_mask,
+            attention_mask=decoder_attention_mask,
             use_causal_mask=True,
             cache=self_attention_cache,
             cache_index=cache_index,
@@ -133,6 +142,7 @@ class TransformerDecoderLayer(TransformerLayerBase):
             block.sublayer_input(x),
             key_value=encoder_sequence,
             padding_mask=encoder_padding_mask,
+            attention_mask=encoder_attention_mask,
             cache=cross_attention_cache,
             return_attention_scores=return_attention_scores,
             training=training,

@@ -34,6 +34,9 @@ class TransformerEncoderLayer(TransformerLayerBase):
         encoder_sequence: float ``(batch, length, d_model)``.
         encoder_padding_mask: optional boolean ``(batch, length)``, True on
             real tokens; padded keys are never attended to.
+        encoder_attention_mask: optional boolean ``(batch, length,
+            length)``, True where a position may attend to another (packed
+            rows: the positions of its own sentence).
         return_attention_scores: bool. Also return the self-attention weights
             ``(batch, heads, length, length)``.
 
@@ -70,12 +73,14 @@ class TransformerEncoderLayer(TransformerLayerBase):
         encoder_padding_mask=None,
         return_attention_scores=False,
         training=None,
+        encoder_attention_mask=None,
     ):
         x = encoder_sequence
         block = self._attention_block
         attention = self.self_attention(
             block.sublayer_input(x),
             padding_mask=encoder_padding_mask,
+            attention_mask=encoder_attention_mask,
             return_attention_scores=return_attention_scores,
             training=training,
         )

@@ -32,19 +32,59 @@ def causal_mask(query_length, key_length, query_offset=0):
     )
 
 
-def merge_attention_masks(padding_mask=None, causal=None):
-    """Combine a key padding mask ``(B, S)`` and a causal mask ``(T, S)``.
+def merge_attention_masks(padding_mask=None, causal=None, attention_mask=None):
+    """Combine a key padding mask ``(B, S)``, a causal mask ``(T, S)`` and a
+    per-query attention mask ``(B, T, S)``.
 
     Returns a boolean mask broadcastable to ``(B, heads, T, S)``, or None when
-    neither is given.
+    none is given.
     """
-    mask = None
+    masks = []
     if padding_mask is not None:
-        mask = ops.cast(padding_mask, "bool")[:, None, None, :]
+        masks.append(ops.cast(padding_mask, "bool")[:, None, None, :])
+    if attention_mask is not None:
+        masks.append(ops.cast(attention_mask, "bool")[:, None, :, :])
     if causal is not None:
-        causal = causal[None, None, :, :]
-        mask = causal if mask is None else ops.logical_and(mask, causal)
+        masks.append(causal[None, None, :, :])
+    if not masks:
+        return None
+    mask = masks[0]
+    for other in masks[1:]:
+        mask = ops.logical_and(mask, other)
     return mask
+
+
+# Packed rows (several sentences, or sentence pairs, in one row): each token
+# carries a *segment id*, 1, 2, ... for the row's sentences in order (each
+# sentence contiguous) and 0 on the padding after the last one. Attention
+# stays inside a sentence and positions restart at 0 for each sentence, so a
+# packed row computes what its sentences would compute in rows of their own.
+
+
+def segment_attention_mask(query_segment_ids, key_segment_ids):
+    """Boolean ``(batch, query_length, key_length)``: True where the query and
+    the key are in the same segment and the key is not padding (segment 0)."""
+    query = ops.convert_to_tensor(query_segment_ids, "int32")[:, :, None]
+    key = ops.convert_to_tensor(key_segment_ids, "int32")[:, None, :]
+    return ops.logical_and(ops.equal(query, key), ops.not_equal(key, 0))
+
+
+def segment_positions(segment_ids):
+    """Int32 ``(batch, length)``: each token's position inside its segment.
+
+    A token's segment starts after every token of an earlier (smaller,
+    non-zero) segment id, so its position is its index minus their number:
+    one ``(length, length)`` comparison per row, which for packed rows (tens
+    to a few hundred tokens) costs little beside the attention itself.
+    Padding (segment 0) gets its own index, a harmless value: it is masked.
+    """
+    segment_ids = ops.convert_to_tensor(segment_ids, "int32")
+    earlier = ops.logical_and(
+        ops.less(segment_ids[:, None, :], segment_ids[:, :, None]),
+        ops.greater(segment_ids[:, None, :], 0),
+    )
+    index = ops.arange(ops.shape(segment_ids)[1], dtype="int32")[None, :]
+    return index - ops.sum(ops.cast(earlier, "int32"), axis=-1)
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")

@@ -42,6 +42,9 @@ class SinusoidalPositionalEncoding(keras.layers.Layer):
         inputs: float tensor ``(batch, length, d_model)``.
         start_index: int scalar (tensor or Python int). Position of the first
             element. Defaults to 0.
+        positions: optional int ``(batch, length)``: each element's own
+            position (packed rows, `keras_transformer.layers.masks.
+            segment_positions`); replaces ``start_index``.
 
     Example:
     >>> x = np.zeros((2, 10, 16), "float32")
@@ -52,9 +55,15 @@ class SinusoidalPositionalEncoding(keras.layers.Layer):
         Vaswani et al., 2017, §3.5.
     """
 
-    def call(self, inputs, start_index=0):
-        length = ops.shape(inputs)[1]
+    def call(self, inputs, start_index=0, positions=None):
         d_model = inputs.shape[-1]
+        if positions is not None:
+            # Per-token positions (packed rows): (batch, length).
+            encoding = sinusoidal_encoding(
+                ops.reshape(positions, (-1,)), d_model, self.compute_dtype
+            )
+            return inputs + ops.reshape(encoding, ops.shape(inputs))
+        length = ops.shape(inputs)[1]
         positions = ops.arange(length, dtype="float32") + ops.cast(
             start_index, "float32"
         )
@@ -82,6 +91,8 @@ class LearnedPositionalEmbedding(keras.layers.Layer):
     Call arguments:
         inputs: float tensor ``(batch, length, d_model)``.
         start_index: int scalar. Defaults to 0.
+        positions: optional int ``(batch, length)``: each element's own
+            position (packed rows); replaces ``start_index``.
 
     Example:
     >>> LearnedPositionalEmbedding(max_length=64)(np.zeros((2, 10, 16))).shape
@@ -105,7 +116,12 @@ class LearnedPositionalEmbedding(keras.layers.Layer):
         )
         self.built = True
 
-    def call(self, inputs, start_index=0):
+    def call(self, inputs, start_index=0, positions=None):
+        if positions is not None:
+            # Per-token positions (packed rows): (batch, length).
+            positions = ops.minimum(ops.cast(positions, "int32"), self.max_length - 1)
+            embeddings = ops.take(self.position_embeddings, positions, axis=0)
+            return inputs + ops.cast(embeddings, self.compute_dtype)
         length = inputs.shape[1]
         if isinstance(length, int) and isinstance(start_index, int):
             if start_index + length > self.max_length:

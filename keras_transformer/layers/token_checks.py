@@ -223,6 +223,25 @@ def _array_like(value):
     return keras.ops.is_tensor(value) and not isinstance(value, keras.KerasTensor)
 
 
+def _check_segment_id_array(segment_ids, token_ids, name):
+    """Packed rows' segment ids: integers >= 0 in the token ids' shape."""
+    segments = np.asarray(ops.convert_to_numpy(segment_ids))
+    if not np.issubdtype(segments.dtype, np.integer):
+        raise ValueError(f"{name} must be integers. Received dtype {segments.dtype}")
+    if segments.size and segments.min() < 0:
+        raise ValueError(
+            f"{name} must be >= 0 (0 marks padding). Received a minimum of "
+            f"{segments.min()}"
+        )
+    if token_ids is not None and _array_like(token_ids):
+        shape = np.shape(ops.convert_to_numpy(token_ids))
+        if segments.shape != shape:
+            raise ValueError(
+                f"{name} must have the shape of the token ids. Received "
+                f"{name} shape {segments.shape}, token ids shape {shape}"
+            )
+
+
 def check_model_arrays(model, x=None, y=None, label_ignore_id=None):
     """Entry-point check of in-memory ``(x, y)`` for `Transformer.fit` & co.
 
@@ -248,6 +267,10 @@ def check_model_arrays(model, x=None, y=None, label_ignore_id=None):
         for name, size in sizes.items():
             if name in x and _array_like(x[name]):
                 check_token_id_arrays(x[name], size, name)
+        for side in ("encoder", "decoder"):
+            name = f"{side}_segment_ids"
+            if name in x and _array_like(x[name]):
+                _check_segment_id_array(x[name], x.get(f"{side}_token_ids"), name)
     if y is not None and _array_like(y):
         check_token_id_arrays(y, model.vocabulary_size, "labels", label_ignore_id)
 
