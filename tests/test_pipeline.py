@@ -356,7 +356,7 @@ def test_argument_errors(pairs, tokenizer):
     with pytest.raises(ValueError, match="No sentence pairs left"):
         make_dataset(["a" * 50], ["b" * 50], tokenizer, max_length=2, tokens_per_batch=2)
     with pytest.raises(ValueError, match="bucketing must be one of"):
-        make_dataset(src, tgt, tokenizer, bucketing="packed")
+        make_dataset(src, tgt, tokenizer, bucketing="pack")
     with pytest.raises(ValueError, match="max_length \\* batch_multiple"):
         make_dataset(src, tgt, tokenizer, max_length=32, tokens_per_batch=64, batch_multiple=3)
     with pytest.raises(ValueError, match="batch_multiple must be a positive int"):
