@@ -539,9 +539,10 @@ def _packed_dataset(
         num_pairs_per_row=kept / max(1, used_rows),
     )
     start = shard_index * shard_rows
+    # Shared by every iteration of the dataset: each one packs the next pass.
+    orders = passes()
 
     def generate():
-        orders = generate.orders
         for batch in packed_batches(orders, 1 if not repeat else 2**62):
             arrays = fill_batch(batch, rows, max_length, *ids)
             encoder, decoder, label, encoder_segments, decoder_segments = (
@@ -555,8 +556,6 @@ def _packed_dataset(
             }
             yield inputs, label
 
-    # Shared by every iteration of the dataset: each one packs the next pass.
-    generate.orders = passes()
     spec = tf.TensorSpec((shard_rows, max_length), tf.int32)
     dataset = tf.data.Dataset.from_generator(
         generate,
