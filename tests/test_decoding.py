@@ -445,6 +445,31 @@ def test_two_stage_top_candidates_equal_one_top_k():
     assert len(set(beams.reshape(-1).tolist())) > 1
 
 
+@pytest.mark.parametrize("length", [8000, 4 * 37 * 41, 8009])
+def test_blocked_top_k_equals_top_k(length):
+    # 8000: 125 blocks of 64; 6068 = 4 * 37 * 41: 82 blocks of 74; 8009 is a
+    # prime (no block length divides it): plain top-k.
+    from keras_transformer.decoding.search import _block_length, blocked_top_k
+
+    rng = np.random.default_rng(length)
+    x = rng.normal(size=(3, 4, length)).astype("float32")
+    x[0, 0, :] -= 5.0
+    x[0, 0, 17 : 17 + 9] += 20.0  # the best 8 of a row inside one or two blocks
+    x[1, 2, -8:] += 20.0  # ... and in the last block
+    x[2, 1, :] = -1.0e9  # a dead row: everything at NEG_INF but one entry
+    x[2, 1, 5] = 0.0
+    values, indices = (to_numpy(t) for t in blocked_top_k(ops.convert_to_tensor(x), 8))
+    order = np.argsort(-x, axis=-1, kind="stable")[..., :8]
+    expected = np.take_along_axis(x, order, -1)
+    np.testing.assert_array_equal(values, expected)
+    np.testing.assert_array_equal(np.take_along_axis(x, indices, -1), expected)
+    live = np.ones((3, 4), bool)
+    live[2, 1] = False  # ties at NEG_INF: any of them
+    np.testing.assert_array_equal(indices[live], order[live])
+    assert indices.dtype == np.int32 and (indices >= 0).all() and (indices < length).all()
+    assert (_block_length(length) is not None) == (length != 8009)
+
+
 def test_cache_lengths_double_then_jump_to_the_buffer():
     from keras_transformer.decoding.search import cache_lengths
 
