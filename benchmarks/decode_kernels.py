@@ -11,8 +11,10 @@
    the int8 ``Dense`` path whole (quantizing the activations, the int8
    matmul, de-scaling).
 
-Each function is compiled as the decoders compile (``jax.jit``, a
-``tf.function``, eager torch), each backend runs in its own process:
+Each function is compiled as the decoders compile it
+(`keras_transformer.decoding.compile.compile_for_backend`: ``jax.jit`` with the
+variables as inputs, a ``tf.function``, eager torch under ``no_grad``), each
+backend in its own process:
 
     python benchmarks/decode_kernels.py --tag cpu
 
@@ -38,24 +40,21 @@ def worker(args):
     import numpy as np
     from keras import ops
 
+    from keras_transformer.decoding.compile import compile_for_backend
     from keras_transformer.decoding.search import blocked_top_k
 
     backend = keras.config.backend()
     rng = np.random.default_rng(0)
 
-    def compiled(function):
-        if backend == "jax":
-            import jax
+    # Compiled by the decoders' own helper: under JAX a layer's variables
+    # are inputs of the jitted function, not constants baked into it.
+    no_variables = keras.layers.Identity()
 
-            return jax.jit(function)
-        if backend == "tensorflow":
-            import tensorflow as tf
+    def compiled(function, layer=None):
+        return compile_for_backend(layer or no_variables, function)
 
-            return tf.function(function, autograph=False)
-        return function
-
-    def best_ms(function, *inputs):
-        function = compiled(function)
+    def best_ms(function, *inputs, layer=None):
+        function = compiled(function, layer)
         out = function(*inputs)
         ops.convert_to_numpy(keras.tree.flatten(out)[0])
         times = []
@@ -99,12 +98,16 @@ def worker(args):
         layer.build((None, args.d_model))
         layer.kernel.assign(kernel)
         layer.quantize("int8")
-        ms, _ = best_ms(layer, ops.convert_to_tensor(inputs, dtype="bfloat16"))
+        ms, _ = best_ms(
+            lambda x: layer(x), ops.convert_to_tensor(inputs, dtype="bfloat16"), layer=layer
+        )
         row[f"dense_{width}_int8_ms"] = ms
         bf16 = keras.layers.Dense(width, use_bias=False, dtype="mixed_bfloat16")
         bf16.build((None, args.d_model))
         bf16.kernel.assign(kernel)
-        ms, _ = best_ms(bf16, ops.convert_to_tensor(inputs, dtype="bfloat16"))
+        ms, _ = best_ms(
+            lambda x: bf16(x), ops.convert_to_tensor(inputs, dtype="bfloat16"), layer=bf16
+        )
         row[f"dense_{width}_bf16_ms"] = ms
     print(json.dumps(row))
 

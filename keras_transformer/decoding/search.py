@@ -455,7 +455,7 @@ def blocked_top_k(x, n):
     larger entries elsewhere), so a top-k over the block maxima, then one
     over those ``n`` blocks' entries, gives the result. A max-reduction
     replaces most of a full top-k: on a JAX CPU, where top-k is a sorting
-    custom call, ``(32, 4, 8000)`` to ``n=8`` takes 0.34 ms against 1.31 ms
+    custom call, ``(32, 4, 8000)`` to ``n=8`` takes 0.35 ms against 1.26 ms
     (``benchmarks/decode_kernels.py``). Falls back to
     ``ops.top_k`` when no block length divides the axis (no padding, so
     every index is a real one). Returns ``(values, int32 indices)``; among
