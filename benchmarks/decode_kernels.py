@@ -25,8 +25,9 @@ import argparse
 import datetime
 import json
 import os
-import subprocess
 import sys
+
+from _workers import run_worker
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -129,15 +130,12 @@ def main(argv=None):
         return worker(args)
     rows = []
     for backend in args.backends.split(","):
-        command = [sys.executable, os.path.abspath(__file__), "--worker"] + [
+        worker_args = [
             f"--{k.replace('_', '-')}={getattr(args, k)}"
             for k in ("batch", "beam", "vocabulary", "d_model", "calls", "repeats")
         ]
-        env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
-        out = subprocess.run(command, env=env, capture_output=True, text=True)
-        if out.returncode:
-            raise SystemExit(f"{backend} worker failed:\n{out.stderr[-3000:]}")
-        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        stdout = run_worker(__file__, backend, worker_args, log_level="3")
+        rows.append(json.loads(stdout.strip().splitlines()[-1]))
     command = "python benchmarks/decode_kernels.py " + " ".join(
         sys.argv[1:] if argv is None else argv
     )

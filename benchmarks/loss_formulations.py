@@ -16,9 +16,10 @@ cross-entropy without smoothing as a floor.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
+
+from _workers import run_worker
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -113,14 +114,8 @@ def main(argv=None):
 
     rows = []
     for backend in args.backends.split(","):
-        env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="2")
-        command = [sys.executable, __file__, "--worker"] + [
-            a for a in (argv if argv is not None else sys.argv[1:])
-        ]
-        out = subprocess.run(command, env=env, text=True, capture_output=True)
-        if out.returncode:
-            raise SystemExit(f"{backend} worker failed:\n{out.stderr[-3000:]}")
-        rows += [json.loads(line[len(PREFIX):]) for line in out.stdout.splitlines()
+        stdout = run_worker(__file__, backend, argv if argv is not None else sys.argv[1:])
+        rows += [json.loads(line[len(PREFIX):]) for line in stdout.splitlines()
                  if line.startswith(PREFIX)]
     print(f"\nLoss + gradient over ({args.batch_size}, {args.seq_len}, "
           f"{args.vocabulary_size}) float32 logits, eps={args.label_smoothing}; "
