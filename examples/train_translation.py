@@ -14,7 +14,8 @@ import argparse
 import os
 
 from keras_transformer.config import TrainConfig
-from keras_transformer.training import format_evaluation, train
+from keras_transformer.evaluation import format_evaluation
+from keras_transformer.training import train
 
 
 def main(argv=None):

@@ -831,7 +831,7 @@ def _evaluation_data(args, run_config):
 
 
 def _run_evaluate(args):
-    from keras_transformer.training import evaluate_translations, format_evaluation
+    from keras_transformer.evaluation import evaluate_translations, format_evaluation
 
     _check_model_dir(args.model_dir)
     if args.output:
