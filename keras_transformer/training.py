@@ -502,11 +502,29 @@ def _final_model(model, config, run, last_epoch, best, verbose):
         return model, [], "last"
     if config.final_model == "average" and config.average_last_n >= 2:
         first = max(1, last_epoch - config.average_last_n + 1)
-        paths = [run.checkpoint_path(epoch) for epoch in range(first, last_epoch + 1)]
-        paths = [path for path in paths if os.path.isfile(path)]
-        if len(paths) >= 2:
-            averaged, paths = average_checkpoints(paths, last_n=config.average_last_n)
-            _log(f"Averaged the last {len(paths)} epoch checkpoints.", verbose)
+        epochs = [
+            epoch
+            for epoch in range(first, last_epoch + 1)
+            if os.path.isfile(run.checkpoint_path(epoch))
+        ]
+        if len(epochs) >= 2:
+            averaged, paths = average_checkpoints(
+                [run.checkpoint_path(epoch) for epoch in epochs],
+                last_n=config.average_last_n,
+            )
+            message = (
+                f"Averaged the last {len(paths)} epoch checkpoints "
+                f"(epochs {epochs[0]}-{epochs[-1]})."
+            )
+            if len(paths) < config.average_last_n:
+                # Not an error (a time budget decides how many epochs a run
+                # gets), but the average then reaches back into early training.
+                message += (
+                    f" average_last_n asks for {config.average_last_n}; this run "
+                    f"has only {len(paths)}, so the average includes its earliest "
+                    "checkpoints."
+                )
+            _log(message, verbose)
             return averaged, paths, "average"
     return model, [], "last"
 

@@ -1,5 +1,7 @@
 """Tests for keras_transformer.training.train: outputs, resume after a kill."""
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -96,8 +98,8 @@ def resumed_run(tmp_path_factory):
         train_src=str(write_lines(directory / "train.en", english)),
         train_tgt=str(write_lines(directory / "train.de", german)),
         preset="tiny",
-        average_last_n=2,
-        **dict(TINY, vocabulary_size=64, tokens_per_batch=128),
+        average_last_n=3,  # more than the run's 2 epochs: the log says so
+        **dict(TINY, vocabulary_size=64, tokens_per_batch=128, verbose=2),  # a log to read
     )
     run = directory / "run"
     with pytest.raises(Killed):
@@ -114,10 +116,12 @@ def resumed_run(tmp_path_factory):
 
     # Resumed under another spelling of the same directory.
     recorder = Recorder()
-    result = train(config.replace(output_dir=str(run) + os.sep), callbacks=[recorder])
+    log = io.StringIO()
+    with contextlib.redirect_stdout(log):
+        result = train(config.replace(output_dir=str(run) + os.sep), callbacks=[recorder])
     return dict(
         config=config, run=run, killed=killed, truncated=str(truncated.value),
-        recorder=recorder, result=result,
+        recorder=recorder, result=result, log=log.getvalue(),
     )  # fmt: skip
 
 
@@ -150,6 +154,11 @@ def test_killed_run_resumes_where_it_stopped(resumed_run):
         "epoch_001.weights.h5",
         "epoch_002.weights.h5",
     ]
+    # Fewer checkpoints than average_last_n asks for: said, not silent.
+    assert (
+        "Averaged the last 2 epoch checkpoints (epochs 1-2). average_last_n asks "
+        "for 3; this run has only 2"
+    ) in resumed_run["log"]
 
 
 class PoisonWeights(keras.callbacks.Callback):
