@@ -1,8 +1,24 @@
 """One backend per process: a benchmark runs itself with ``--worker``."""
 
 import os
+import shlex
 import subprocess
 import sys
+
+# Environment variables that change a backend's speed (or its kernels); the
+# recorded command names those that are set, so that it reproduces the figure.
+SPEED_ENV = ("XLA_FLAGS", "TF_NUM_INTEROP_THREADS", "TF_NUM_INTRAOP_THREADS",
+             "TF_ENABLE_ONEDNN_OPTS", "JAX_DEFAULT_PRNG_IMPL")
+
+
+def recorded_command(script, argv=None):
+    """``[ENV=value ...] python benchmarks/<script> <args>`` for a result file."""
+    env_prefix = "".join(
+        f"{name}={shlex.quote(os.environ[name])} " for name in SPEED_ENV
+        if name in os.environ)
+    args = sys.argv[1:] if argv is None else argv
+    return (f"{env_prefix}python benchmarks/{os.path.basename(script)} "
+            + " ".join(args))
 
 
 def run_worker(script, backend, worker_args, log_level="2"):

@@ -27,6 +27,7 @@ import json
 import os
 import sys
 
+from _workers import recorded_command
 from _workers import run_worker
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -136,9 +137,7 @@ def main(argv=None):
         ]
         stdout = run_worker(__file__, backend, worker_args, log_level="3")
         rows.append(json.loads(stdout.strip().splitlines()[-1]))
-    command = "python benchmarks/decode_kernels.py " + " ".join(
-        sys.argv[1:] if argv is None else argv
-    )
+    command = recorded_command(__file__, argv)
     rows_per_step = args.batch * args.beam
     widths = (3 * args.d_model, 4 * args.d_model, args.vocabulary)
     result = {

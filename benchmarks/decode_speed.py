@@ -77,6 +77,8 @@ import sys
 import tempfile
 import time
 
+from _workers import recorded_command
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 RESULT_PREFIX = "@@DECODE_SPEED_RESULT@@ "
@@ -684,8 +686,7 @@ def main(argv=None):
             ]
             subprocess.run(command, env=env, check=True)
 
-    command = "python benchmarks/decode_speed.py " + " ".join(
-        sys.argv[1:] if argv is None else argv)
+    command = recorded_command(__file__, argv)
     results = [run_backend(args, backend, variant)
                for backend in backends for variant in variants]
     if args.torch_compile and "torch" in backends:

@@ -24,6 +24,8 @@ import os
 import sys
 import time
 
+from _workers import recorded_command
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 DEFAULT_DATA_DIR = os.path.join(REPO, "..", "shared", "data", "multi30k")
@@ -132,8 +134,7 @@ def main(argv=None):
         print(f"{name}: last_n={setting['last_n']} alpha={setting['alpha']}: "
               f"test BLEU {score:.2f}", flush=True)
 
-    command = "python benchmarks/multi30k_select.py " + " ".join(
-        sys.argv[1:] if argv is None else argv)
+    command = recorded_command(__file__, argv)
     os.makedirs(args.output_dir, exist_ok=True)
     stem = os.path.join(args.output_dir, f"multi30k_select_{args.tag}")
     result = {

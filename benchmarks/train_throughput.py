@@ -69,17 +69,16 @@ import json
 import os
 import platform
 import resource
-import shlex
 import statistics
 import subprocess
 import sys
 import time
 
+from _workers import recorded_command
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 RESULT_PREFIX = "@@TRAIN_THROUGHPUT_RESULT@@ "
-SPEED_ENV = ("XLA_FLAGS", "TF_NUM_INTEROP_THREADS", "TF_NUM_INTRAOP_THREADS",
-             "TF_ENABLE_ONEDNN_OPTS", "JAX_DEFAULT_PRNG_IMPL")
 
 KERAS_MODELS = (
     "ours",
@@ -1236,13 +1235,7 @@ def main(argv=None):
         raise SystemExit("--warmup-steps, --steps and --repeats must be >= 1")
     cfg = build_config(args)
     jobs = jobs_for(args)
-    # Environment variables that change a backend's speed are part of the
-    # recorded command, so that the command reproduces the figure.
-    env_prefix = "".join(
-        f"{name}={shlex.quote(os.environ[name])} " for name in SPEED_ENV
-        if name in os.environ)
-    command = env_prefix + "python benchmarks/train_throughput.py " + " ".join(
-        sys.argv[1:] if argv is None else argv)
+    command = recorded_command(__file__, argv)
     print(f"# {len(jobs)} runs: " + ", ".join(f"{m}/{b}" for m, b in jobs),
           flush=True)
     matmul_runs = [run_matmul(cfg, args)]
