@@ -112,8 +112,13 @@ def main(argv=None):
         result["train_command_seconds"] = round(seconds, 1)
         result["train_log_summary"] = [
             l for l in report_lines(train_output)
-            if re.search(r"padding|steps|stopp|budget|average|parameters", l, re.I)
+            if re.search(r"padding|steps|stopp|budget|average|parameters|chose", l, re.I)
         ][-40:]
+        # The run's own record: updates, stop reason, the averaged
+        # checkpoints and, with a list average_last_n, every candidate's
+        # validation score and the selection's time (after the budget).
+        with open(os.path.join(args.output_dir, "results.json")) as f:
+            result["run_results"] = json.load(f)
     stdout, seconds = run(
         cli + [
             "evaluate", "--backend", args.backend, "--model-dir", args.output_dir,

@@ -572,7 +572,7 @@ def run_callbacks(config, run, tokenizer, valid_pairs, resume=False, verbose=1):
     if config.keep_checkpoints is not None:
         keep = config.keep_checkpoints
         if config.final_model == "average":
-            keep = max(keep, config.average_last_n)
+            keep = max(keep, *config.average_candidates)
         callbacks.append(PruneCheckpoints(run.checkpoint_dir, keep))
     if config.time_budget_minutes is not None:
         chosen.time_budget = TimeBudget(config.time_budget_minutes)

@@ -146,11 +146,18 @@ class TrainConfig:
             sampler. (The default task's train/valid/test split is fixed.)
         output_dir: str. Where model.keras, vocab.spm, config.json,
             checkpoints/, logs/ and backup/ go. Auto.
-        average_last_n: int. With ``final_model="average"``, the final
-            model averages the weights of the last N epoch checkpoints (the
-            paper averages 5); 1 keeps the last weights. Auto.
+        average_last_n: int or list of int. With ``final_model="average"``,
+            the final model averages the weights of the last N epoch
+            checkpoints (the paper averages 5); 1 keeps the last weights.
+            A list, e.g. ``[3, 5, 8, 12]``, chooses N on the validation set
+            after training: each candidate average is decoded greedily on
+            the validation sentences (the first ``valid_bleu_sentences``
+            when that is positive, else all) and the best sacreBLEU (exact
+            match on the default task) wins (ties: the larger N), so the choice fits the run's length, not
+            one fixed number (results.json records every score). Auto.
         keep_checkpoints: int. Keep only the newest N epoch checkpoints
-            (at least ``average_last_n``); None keeps all.
+            (at least ``average_last_n``, or its largest candidate); None
+            keeps all.
         valid_bleu_sentences: int. Validation BLEU during training: greedy
             decoding of the first N validation sentences, scored with
             sacreBLEU and logged as ``val_bleu`` (and ``val_exact_match``)
@@ -250,8 +257,10 @@ class TrainConfig:
     output_dir: typing.Optional[str] = _field(
         None, "run directory (model, vocabulary, config); " + _AUTO, metavar="DIR"
     )
-    average_last_n: typing.Optional[int] = _field(
-        None, "final_model average: average the last N epoch checkpoints; " + _AUTO
+    average_last_n: typing.Union[int, typing.List[int], None] = _field(
+        None, "final_model average: average the last N epoch checkpoints; a "
+        "list (3,5,8) chooses N by greedy validation BLEU after training; " + _AUTO,
+        metavar="N[,N...]",
     )
     keep_checkpoints: typing.Optional[int] = _field(
         None, "keep only the newest N epoch checkpoints; null keeps all"
@@ -308,6 +317,8 @@ class TrainConfig:
             if _base_type(field.type) is float and isinstance(value, int):
                 object.__setattr__(self, field.name, float(value))
         object.__setattr__(self, "model_overrides", dict(self.model_overrides))
+        if isinstance(self.average_last_n, list):
+            object.__setattr__(self, "average_last_n", list(self.average_last_n))
         self._check_values()
 
     # --- construction ---
@@ -443,7 +454,7 @@ class TrainConfig:
             )
         positive = (
             "vocabulary_size", "max_length", "tokens_per_batch", "bucket_step", "epochs",
-            "steps_per_epoch", "max_steps", "warmup_steps", "average_last_n",
+            "steps_per_epoch", "max_steps", "warmup_steps",
             "keep_checkpoints", "accumulate_steps", "eval_every_steps", "patience",
             "decay_steps",
         )  # fmt: skip
@@ -451,6 +462,7 @@ class TrainConfig:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be positive. Received: {name}={value}")
+        self._check_average_last_n()
         for name in ("time_budget_minutes", "learning_rate_scale"):
             value = getattr(self, name)
             if value is not None and not (value > 0 and math.isfinite(value)):
@@ -520,6 +532,44 @@ class TrainConfig:
         if self.verbose not in ("auto", 0, 1, 2):
             raise ValueError(
                 f"verbose must be 'auto', 0, 1 or 2. Received: verbose={self.verbose!r}"
+            )
+
+    @property
+    def average_candidates(self):
+        """``average_last_n`` as a sorted list of distinct N (None: unset)."""
+        value = self.average_last_n
+        if value is None:
+            return None
+        return sorted(set(value)) if isinstance(value, list) else [value]
+
+    def _check_average_last_n(self):
+        value = self.average_last_n
+        if isinstance(value, list) and not value:
+            raise ValueError(
+                "average_last_n must be a positive int or a non-empty list of "
+                "them. Received: average_last_n=[]"
+            )
+        for n in [] if value is None else self.average_candidates:
+            if n <= 0:
+                raise ValueError(
+                    f"average_last_n must be positive. Received: average_last_n={value}"
+                )
+        if not isinstance(value, list):
+            return
+        final = self.final_model
+        if final is None:  # The auto rule of `resolved`.
+            final = "best" if self.keep_best else "last" if self.ema_decay else "average"
+        if final != "average":
+            raise ValueError(
+                f"average_last_n={value} chooses how many checkpoints the final "
+                f"average holds, but final_model is {final!r}"
+                + (" (auto)" if self.final_model is None else "")
+                + ": set final_model to 'average' or give one N."
+            )
+        if not self.uses_default_task and self.valid_src is None:
+            raise ValueError(
+                f"average_last_n={value} chooses N on validation BLEU: set "
+                "valid_src and valid_tgt (or give one N)."
             )
 
     def _check_validation_values(self):
@@ -600,6 +650,12 @@ def parse_value(key, text):
     except yaml.YAMLError as error:
         raise ValueError(f"Cannot parse the value of {key}: {text!r} ({error})") from None
     fields = {field.name: field for field in dataclasses.fields(TrainConfig)}
+    if key in fields and isinstance(value, str) and _takes_list(fields[key].type):
+        # "3,5,8" (YAML reads it as text): the list [3, 5, 8].
+        try:
+            value = [int(part) for part in value.split(",")]
+        except ValueError:
+            pass  # The type check reports it.
     if key in fields and isinstance(value, str):
         base = _base_type(fields[key].type)
         if base in (int, float):
@@ -672,10 +728,21 @@ def _base_type(annotation):
     return annotation
 
 
+def _takes_list(annotation):
+    """True when ``annotation`` is ``List[...]`` or a Union holding one."""
+    if typing.get_origin(annotation) is list:
+        return True
+    if typing.get_origin(annotation) is typing.Union:
+        return any(_takes_list(a) for a in typing.get_args(annotation))
+    return False
+
+
 def _type_name(annotation):
     args = typing.get_args(annotation)
     if typing.get_origin(annotation) is typing.Union:
         return " or ".join(_type_name(a) for a in args)
+    if typing.get_origin(annotation) is list:
+        return f"a list of {_type_name(args[0])}"
     return "null" if annotation is type(None) else annotation.__name__
 
 
@@ -684,6 +751,9 @@ def _matches(value, annotation):
         return any(_matches(value, a) for a in typing.get_args(annotation))
     if annotation is type(None):
         return value is None
+    if typing.get_origin(annotation) is list:
+        [item] = typing.get_args(annotation)
+        return isinstance(value, list) and all(_matches(v, item) for v in value)
     if annotation is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if annotation is int:

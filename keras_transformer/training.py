@@ -87,6 +87,11 @@ class TrainResult:
             "average" (None after a NaN loss).
         best: dict or None. With ``keep_best``: ``{"monitor", "value",
             "update", "path"}`` of the best checkpoint.
+        average_selection: dict or None. With a list ``average_last_n``:
+            ``{"chosen", "monitor", "candidates", "sentences", "seconds"}``,
+            each candidate ``{"last_n", "checkpoints", "epochs", "val_bleu",
+            "val_exact_match"}``; ``monitor`` ("val_bleu", or
+            "val_exact_match" on the default task) chose.
     """
 
     config: TrainConfig
@@ -105,6 +110,7 @@ class TrainResult:
     samples: list
     final_model: object = None
     best: object = None
+    average_selection: object = None
 
 
 def _log(message, verbose):
@@ -348,7 +354,7 @@ def train(config, callbacks=None, overwrite=False):
     )
 
     model_path, averaged, final, evaluation, samples = None, [], None, None, []
-    eval_name = None
+    eval_name, selection = None, None
     if stop_reason == "NaN loss":
         _log(
             f"The loss became NaN: no {run_directory.MODEL_FILENAME} was written. "
@@ -356,9 +362,10 @@ def train(config, callbacks=None, overwrite=False):
             verbose,
         )
     else:
-        model, averaged, final = _final_model(
-            model, config, run, initial_epoch + epochs_run, fit_callbacks.best, verbose
-        )
+        model, averaged, final, selection = _final_model(
+            model, config, run, initial_epoch + epochs_run, fit_callbacks.best,
+            verbose, tokenizer=tokenizer, valid_pairs=splits.get("valid"),
+        )  # fmt: skip
         model_path = run_directory.save_model(model, run.model_path)
         _log(
             f"Saved {model_path} ({final} weights; with "
@@ -386,6 +393,7 @@ def train(config, callbacks=None, overwrite=False):
         samples=samples,
         final_model=final,
         best=fit_callbacks.best_summary(),
+        average_selection=selection,
     )
     _write_results(result, eval_name)
     return result
@@ -479,8 +487,10 @@ def build_datasets(config, splits, tokenizer):
     return train_dataset, valid_dataset, report
 
 
-def _final_model(model, config, run, last_epoch, best, verbose):
-    """``(model, averaged checkpoint paths, "last" | "best" | "average")``.
+def _final_model(model, config, run, last_epoch, best, verbose, tokenizer=None,
+                 valid_pairs=None):
+    """``(model, averaged checkpoint paths, "last" | "best" | "average",
+    average selection or None)``.
 
     After `fit` the model holds the last weights (Keras has already put the
     moving average in, with ``ema_decay``).
@@ -493,40 +503,138 @@ def _final_model(model, config, run, last_epoch, best, verbose):
                 f"after {best.best_step} updates).",
                 verbose,
             )
-            return model, [], "best"
+            return model, [], "best", None
         _log(
             "No best checkpoint was kept (no validation finished): the final "
             "model holds the last weights.",
             verbose,
         )
-        return model, [], "last"
-    if config.final_model == "average" and config.average_last_n >= 2:
-        first = max(1, last_epoch - config.average_last_n + 1)
-        epochs = [
-            epoch
-            for epoch in range(first, last_epoch + 1)
-            if os.path.isfile(run.checkpoint_path(epoch))
-        ]
-        if len(epochs) >= 2:
-            averaged, paths = average_checkpoints(
-                [run.checkpoint_path(epoch) for epoch in epochs],
-                last_n=config.average_last_n,
-            )
-            message = (
-                f"Averaged the last {len(paths)} epoch checkpoints "
-                f"(epochs {epochs[0]}-{epochs[-1]})."
-            )
-            if len(paths) < config.average_last_n:
-                # Not an error (a time budget decides how many epochs a run
-                # gets), but the average then reaches back into early training.
-                message += (
-                    f" average_last_n asks for {config.average_last_n}; this run "
-                    f"has only {len(paths)}, so the average includes its earliest "
-                    "checkpoints."
-                )
-            _log(message, verbose)
-            return averaged, paths, "average"
-    return model, [], "last"
+        return model, [], "last", None
+    if config.final_model != "average":
+        return model, [], "last", None
+    selection = None
+    last_n = config.average_last_n
+    if isinstance(last_n, list):
+        selection = _choose_average(config, run, last_epoch, tokenizer, valid_pairs, verbose)
+        if selection is None:
+            return model, [], "last", None
+        last_n = selection["chosen"]
+    epochs = _checkpoint_epochs(run, last_epoch, last_n)
+    if len(epochs) < 2 and selection is None:
+        return model, [], "last", None
+    averaged, paths = average_checkpoints(
+        [run.checkpoint_path(epoch) for epoch in epochs], last_n=len(epochs)
+    )
+    message = (
+        f"Averaged the last {len(paths)} epoch checkpoints "
+        f"(epochs {epochs[0]}-{epochs[-1]})."
+        if len(paths) > 1
+        else f"Final model: the last epoch checkpoint (epoch {epochs[0]})."
+    )
+    if len(paths) < last_n:
+        # Not an error (a time budget decides how many epochs a run gets),
+        # but the average then reaches back into early training.
+        message += (
+            f" average_last_n asks for {last_n}; this run has only "
+            f"{len(paths)}, so the average includes its earliest checkpoints."
+        )
+    _log(message, verbose)
+    return averaged, paths, "average", selection
+
+
+def _checkpoint_epochs(run, last_epoch, last_n):
+    """The epochs among the last ``last_n`` whose checkpoint exists, oldest first."""
+    first = max(1, last_epoch - last_n + 1)
+    return [
+        epoch
+        for epoch in range(first, last_epoch + 1)
+        if os.path.isfile(run.checkpoint_path(epoch))
+    ]
+
+
+def _choose_average(config, run, last_epoch, tokenizer, valid_pairs, verbose):
+    """Chooses N among the ``average_last_n`` candidates on the validation set.
+
+    Each candidate average of the last N epoch checkpoints is translated
+    greedily (as validation BLEU during training is) and scored with
+    sacreBLEU (exact match on the default task); the best wins, ties going
+    to the larger N. A candidate that
+    would average the same checkpoints as a smaller one (the run has fewer
+    than N) is not scored again. Fairseq, OpenNMT and Marian average a fixed
+    number of checkpoints; a fixed N suits one run length only (a 25-minute
+    budget gives 10 epochs on one backend and 25 on another).
+
+    Returns:
+        ``{"chosen", "candidates", "sentences", "seconds"}``, or None when
+        the run has no epoch checkpoint.
+    """
+    from keras_transformer.translator import Translator
+
+    start = time.monotonic()
+    # The default task's sentences are single German words: BLEU (4-grams)
+    # is 0 for them whatever the model, so exact match decides there, as it
+    # is the default task's final score.
+    monitor = "val_exact_match" if config.uses_default_task else "val_bleu"
+    sources, references = valid_pairs
+    count = config.valid_bleu_sentences or None  # 0 (off during training): all.
+    sources, references = sources[:count], references[:count]
+    template = translator = None
+    candidates, seen = [], []
+    for last_n in config.average_candidates:
+        epochs = _checkpoint_epochs(run, last_epoch, last_n)
+        if not epochs or epochs in seen:
+            continue
+        seen.append(epochs)
+        paths = [run.checkpoint_path(epoch) for epoch in epochs]
+        # One template model and one translator (compiled once) for all.
+        template, _ = average_checkpoints(paths, last_n=len(paths), model=template)
+        if translator is None:
+            translator = Translator(template, tokenizer)
+        result = evaluate_translations(
+            translator,
+            sources,
+            references,
+            beam_size=1,
+            max_extra_length=config.max_extra_length,
+            verbose=0,
+        )
+        candidates.append(
+            {
+                "last_n": last_n,
+                "checkpoints": len(epochs),
+                "epochs": [epochs[0], epochs[-1]],
+                "val_bleu": result.bleu.score,
+                "val_exact_match": result.exact_match,
+            }
+        )
+        _log(
+            f"  average of the last {last_n} ({len(epochs)} checkpoints, epochs "
+            f"{epochs[0]}-{epochs[-1]}): validation BLEU {result.bleu.score:.2f}, "
+            f"exact match {result.exact_match:.1%} (greedy)",
+            verbose,
+        )
+    if not candidates:
+        return None
+    chosen = _best_candidate(candidates, monitor)
+    seconds = time.monotonic() - start
+    _log(
+        f"Chose the average of the last {chosen['last_n']} checkpoints by "
+        f"{monitor} ({len(sources)} sentences, greedy; {seconds:.0f} s).",
+        verbose,
+    )
+    return {
+        "chosen": chosen["last_n"],
+        "monitor": monitor,
+        "candidates": candidates,
+        "sentences": len(sources),
+        "seconds": seconds,
+    }
+
+
+def _best_candidate(candidates, monitor):
+    """The candidate with the largest ``monitor`` value; ties: the larger N
+    (a longer average is the smoother model)."""
+    return max(candidates, key=lambda candidate: (candidate[monitor], candidate["last_n"]))
 
 
 def _evaluate_run(config, model, tokenizer, splits, verbose):
@@ -574,6 +682,7 @@ def _write_results(result, eval_name):
         "final_model": result.final_model,
         "averaged_checkpoints": result.averaged_checkpoints,
         "best": result.best,
+        "average_selection": result.average_selection,
         "final_metrics": {
             key: float(values[-1]) for key, values in result.history.items() if values
         },

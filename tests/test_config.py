@@ -121,6 +121,14 @@ def test_resolved_fills_auto_fields_by_data_kind():
         (dict(eval_every_steps=100), "eval_every_steps"),  # BLEU is off.
         (dict(valid_bleu_sentences=-1), "valid_bleu_sentences"),
         (dict(train_src="a", train_tgt="b", keep_best="loss"), "keep_best"),
+        (dict(average_last_n=[]), "average_last_n"),
+        (dict(average_last_n=[3, 0]), "average_last_n"),
+        (dict(average_last_n=0), "average_last_n"),
+        # A list chooses the average on validation BLEU: it needs the
+        # final model to be an average, and validation files for your data.
+        (dict(average_last_n=[3, 5], keep_best="loss"), "average_last_n"),
+        (dict(average_last_n=[3, 5], ema_decay=0.999), "average_last_n"),
+        (dict(average_last_n=[3, 5], train_src="a", train_tgt="b"), "average_last_n"),
     ],
 )
 def test_training_keys_are_validated_naming_the_key(values, key):
@@ -140,6 +148,24 @@ def test_training_keys_accept_good_values_and_resolve_the_final_model():
     assert config.resolved() == config
     with pytest.raises(TypeError, match="'ema_decay' must be float or null"):
         TrainConfig(ema_decay="high")
+
+
+def test_average_last_n_takes_one_n_or_candidates_to_choose_from():
+    assert TrainConfig(average_last_n=5).average_candidates == [5]
+    assert TrainConfig().average_candidates is None  # Auto until resolved.
+    assert TrainConfig().resolved().average_candidates == [3]
+    candidates = [8, 3, 12, 3]
+    config = TrainConfig(average_last_n=candidates)
+    candidates.append(1)  # The config keeps its own copy.
+    assert config.average_last_n == [8, 3, 12, 3]
+    assert config.average_candidates == [3, 8, 12]
+    assert parse_overrides(["average_last_n=3,5,8"]).average_last_n == [3, 5, 8]
+    assert parse_overrides(["average_last_n=[3, 5]"]).average_last_n == [3, 5]
+    assert parse_overrides(["average_last_n=4"]).average_last_n == 4
+    with pytest.raises(TypeError, match="'average_last_n' must be int or a list of int"):
+        parse_overrides(["average_last_n=3,five"])
+    with pytest.raises(TypeError, match="'average_last_n' must be int or a list of int"):
+        TrainConfig(average_last_n=[3, True])
 
 
 def test_every_key_but_two_is_a_train_flag_and_old_spellings_still_work():
@@ -168,6 +194,8 @@ def test_every_key_but_two_is_a_train_flag_and_old_spellings_still_work():
     assert config.valid_bleu_sentences is None and config.keep_best == "bleu"
     assert (config.patience, config.eval_every_steps) == (3, 50)
     assert config.jit_compile is False and config.verbose == 2
+    config = _train_config(parser.parse_args(["train", "--average-last-n", "3,5,8"]))
+    assert config.average_last_n == [3, 5, 8]
     with pytest.raises(ValueError, match="accumulate_steps"):
         _train_config(parser.parse_args(["train", "--accumulate-steps", "0"]))
     with pytest.raises(TypeError, match="'epochs' must be int"):

@@ -6,7 +6,10 @@ Two tiny `train` runs are shared by the tests (module-scoped): ``features``
 "last") and ``patience`` (a frozen model, so validation BLEU never improves).
 """
 
+import contextlib
 import csv
+import dataclasses
+import io
 import json
 import math
 import os
@@ -18,12 +21,14 @@ import pytest
 from keras_transformer.callbacks import BestCheckpoint
 from keras_transformer.callbacks import StepLimit
 from keras_transformer.callbacks import ema_weights
+from keras_transformer.checkpoints import average_checkpoints
 from keras_transformer.checkpoints import list_checkpoints
 from keras_transformer.config import TrainConfig
 from keras_transformer.losses import LabelSmoothedCrossEntropy
 from keras_transformer.model import Transformer
 from keras_transformer.run_directory import load_model
 from keras_transformer.schedules import TransformerSchedule
+from keras_transformer.training import _best_candidate
 from keras_transformer.training import _count_updates_in_schedule
 from keras_transformer.training import _schedule
 from keras_transformer.training import build_model
@@ -240,6 +245,86 @@ def patience(tmp_path_factory):
         **TINY,
     )  # fmt: skip
     return config, train(config)
+
+
+def weight_score(model):
+    """A score that differs between averages of checkpoints: the sum of the
+    first trainable variable."""
+    return float(np.sum(to_numpy(model.trainable_variables[0]), dtype=np.float64))
+
+
+@pytest.fixture(scope="module")
+def selected(tmp_path_factory):
+    """Three epochs; the final average is chosen among the last 1, 2, 5 or 9.
+
+    A tiny model's translations of the default task's validation numbers are
+    all wrong (exact match 0 for every average), so the selection's decoding
+    runs for real but its score is replaced by `weight_score` of the
+    translated model: the test can then tell which average was chosen.
+    """
+    import keras_transformer.training as training
+
+    real = training.evaluate_translations
+    calls = []
+
+    def scored_by_weights(translator, sources, references, **kwargs):
+        result = real(translator, sources, references, **kwargs)
+        calls.append((len(sources), kwargs["beam_size"]))
+        return dataclasses.replace(result, exact_match=weight_score(translator.model))
+
+    directory = tmp_path_factory.mktemp("selected") / "run"
+    config = TrainConfig(
+        output_dir=str(directory), steps_per_epoch=2, epochs=3, valid_bleu_sentences=16,
+        average_last_n=[9, 1, 5, 2], **dict(TINY, verbose=2),
+    )  # fmt: skip
+    log = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(log):
+        patch.setattr(training, "evaluate_translations", scored_by_weights)
+        result = train(config)
+    return config, result, log.getvalue(), calls
+
+
+def test_the_average_is_chosen_on_the_validation_set(selected):
+    config, result, log, calls = selected
+    selection = result.average_selection
+    # 5 and 9 would both average all three checkpoints: 9 is not scored again.
+    assert [c["last_n"] for c in selection["candidates"]] == [1, 2, 5]
+    assert [c["checkpoints"] for c in selection["candidates"]] == [1, 2, 3]
+    assert [c["epochs"] for c in selection["candidates"]] == [[3, 3], [2, 3], [1, 3]]
+    # Greedy decoding of the first valid_bleu_sentences; exact match decides
+    # on the default task.
+    assert calls == [(16, 1)] * 3
+    assert selection["sentences"] == 16 and selection["monitor"] == "val_exact_match"
+    recorded = json.loads(open(os.path.join(result.output_dir, "results.json")).read())
+    assert recorded["average_selection"] == json.loads(json.dumps(selection))
+
+    # Each candidate's score is its own average's; the best is chosen and saved.
+    checkpoints = list_checkpoints(os.path.join(result.output_dir, "checkpoints"))
+    model, averages = None, []
+    for candidate in selection["candidates"]:
+        model, _ = average_checkpoints(checkpoints, last_n=candidate["checkpoints"], model=model)
+        averages.append(weights(model))
+        assert candidate["val_exact_match"] == pytest.approx(weight_score(model), rel=1e-6)
+    scores = [c["val_exact_match"] for c in selection["candidates"]]
+    assert len(set(scores)) == 3  # Distinct: the choice means something.
+    best = scores.index(max(scores))
+    assert selection["chosen"] == selection["candidates"][best]["last_n"]
+    assert f"Chose the average of the last {selection['chosen']} checkpoints" in log
+    assert result.final_model == "average"
+    assert len(result.averaged_checkpoints) == best + 1
+    saved = load_model(result.model_path, compile=False)
+    assert max_difference(weights(saved), averages[best]) == 0.0
+
+
+def test_ties_between_candidate_averages_go_to_the_longer_average():
+    candidates = [
+        {"last_n": 3, "val_bleu": 40.0},
+        {"last_n": 5, "val_bleu": 41.0},
+        {"last_n": 8, "val_bleu": 41.0},
+        {"last_n": 12, "val_bleu": 39.0},
+    ]
+    assert _best_candidate(candidates, "val_bleu")["last_n"] == 8
+    assert _best_candidate(candidates[:2], "val_bleu")["last_n"] == 5
 
 
 def test_validation_bleu_is_logged_every_update_and_each_epoch(features):
