@@ -94,7 +94,10 @@ class TrainConfig:
             `Transformer.from_preset`, e.g. ``{"num_layers": 3,
             "dropout_rate": 0.3}``. ``vocabulary_size`` is not allowed here
             (it is the tokenizer's, see ``vocabulary_size``).
-        dtype_policy: str. E.g. "mixed_bfloat16". Defaults to None (float32).
+        dtype_policy: str. E.g. "mixed_bfloat16", or "auto": mixed_bfloat16
+            where the device multiplies bfloat16 natively (Ampere+ GPUs,
+            TPUs, CPUs with AVX512-BF16/AMX-BF16/ARM BF16), else float32
+            (`keras_transformer.precision`). Defaults to None (float32).
         train_src, train_tgt: str. Parallel training files (plain or gzip).
             None for both trains on the embedded default task.
         valid_src, valid_tgt: str. Validation files (loss/accuracy each
@@ -200,7 +203,10 @@ class TrainConfig:
         default_factory=dict,
         metadata={"doc": "preset arguments to replace", "cli": False},
     )
-    dtype_policy: typing.Optional[str] = _field(None, "e.g. mixed_bfloat16; null: float32")
+    dtype_policy: typing.Optional[str] = _field(
+        None, "e.g. mixed_bfloat16, or auto: mixed_bfloat16 where the device "
+        "runs bfloat16 natively, else float32; null: float32"
+    )
     # --- data ---
     train_src: typing.Optional[str] = _field(
         None, "training source file (plain or gzip); null: the default task"

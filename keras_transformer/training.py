@@ -55,6 +55,7 @@ from keras_transformer.evaluation import format_samples
 from keras_transformer.losses import LabelSmoothedCrossEntropy
 from keras_transformer.metrics import MaskedTokenAccuracy
 from keras_transformer.model import Transformer
+from keras_transformer.precision import resolve_dtype_policy
 from keras_transformer.schedules import transformer_optimizer
 
 # The default task's split is fixed, so that scores of different runs (and
@@ -234,7 +235,7 @@ def build_model(config, vocabulary_size):
     model = Transformer.from_preset(
         config.preset,
         vocabulary_size=vocabulary_size,
-        dtype=config.dtype_policy,
+        dtype=resolve_dtype_policy(config.dtype_policy)[0],
         **config.model_overrides,
     )
     model.compile(
@@ -326,6 +327,9 @@ def train(config, callbacks=None, overwrite=False):
     with distribution_scope(config.distribution):
         model = build_model(config, tokenizer.vocabulary_size)
         _log(_describe(config, model, epochs, batches_per_epoch), verbose)
+        _, reason = resolve_dtype_policy(config.dtype_policy)
+        if reason is not None:
+            _log(f"dtype_policy auto: {model.dtype_policy.name} ({reason}).", verbose)
         save_architecture(model, run.checkpoint_dir)
         fit_callbacks = run_callbacks(
             config, run, tokenizer, splits.get("valid"),
@@ -674,6 +678,7 @@ def _evaluate_run(config, model, tokenizer, splits, verbose):
 def _write_results(result, eval_name):
     values = {
         "backend": keras.config.backend(),
+        "dtype_policy": result.model.dtype_policy.name,
         "initial_epoch": result.initial_epoch,
         "epochs_run": result.epochs_run,
         "steps": result.steps,

@@ -147,7 +147,8 @@ def test_killed_run_resumes_where_it_stopped(resumed_run):
     for name in ("model.keras", "vocab.spm", "config.json", "logs/history.csv"):
         assert (run / name).is_file(), name
     assert TrainConfig.from_file(run / "config.json") == config.resolved()
-    assert json.loads((run / "results.json").read_text())["steps"] == 6
+    recorded = json.loads((run / "results.json").read_text())
+    assert recorded["steps"] == 6 and recorded["dtype_policy"] == "float32"
     # The final model averages the checkpoint of the killed run's epoch and
     # the resumed one.
     assert [os.path.basename(p) for p in result.averaged_checkpoints] == [
