@@ -112,7 +112,7 @@ def main(argv=None):
         result["train_command_seconds"] = round(seconds, 1)
         result["train_log_summary"] = [
             l for l in report_lines(train_output)
-            if re.search(r"padding|steps|stopp|budget|average|parameters|chose", l, re.I)
+            if re.search(r"padding|steps|stopp|budget|average|parameters|chose|dtype_policy", l, re.I)
         ][-40:]
         # The run's own record: updates, stop reason, the averaged
         # checkpoints and, with a list average_last_n, every candidate's

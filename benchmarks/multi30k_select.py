@@ -89,7 +89,11 @@ def main(argv=None):
             f"{checkpoint_dir}")
     with open(run_directory.config_path) as f:
         config = json.load(f)
-    run_setting = {"last_n": config.get("average_last_n"), "alpha": config.get("alpha")}
+    last_n = config.get("average_last_n")
+    if isinstance(last_n, list):  # Chosen by train on validation: results.json says which.
+        with open(run_directory.results_path) as f:
+            last_n = (json.load(f).get("average_selection") or {}).get("chosen")
+    run_setting = {"last_n": last_n, "alpha": config.get("alpha")}
 
     val_src, val_ref = read_lines(files["val.en"]), read_lines(files["val.de"])
     test_src, test_ref = (read_lines(files["test_2016_flickr.en"]),

@@ -49,12 +49,12 @@ def resolve_dtype_policy(name, backend=None):
         return name, None
     native, device = native_bfloat16(backend)
     if native:
-        return BFLOAT16_POLICY, f"{device} multiplies bfloat16 natively"
-    return FLOAT32_POLICY, f"{device} has no native bfloat16 matmuls"
+        return BFLOAT16_POLICY, f"native bfloat16 matmuls: {device}"
+    return FLOAT32_POLICY, f"no native bfloat16 matmuls: {device}"
 
 
 def native_bfloat16(backend=None):
-    """``(bool, device description)``: does the first device run bfloat16 natively?"""
+    """``(bool, why)``: does the first device multiply bfloat16 natively?"""
     accelerator = _accelerator(backend)
     if accelerator is not None:
         kind, capability = accelerator
@@ -63,14 +63,15 @@ def native_bfloat16(backend=None):
         if capability is None:  # E.g. ROCm: no CUDA compute capability.
             return True, "the GPU"
         text = ".".join(map(str, capability))
-        return tuple(capability) >= (8, 0), f"the GPU (compute capability {text})"
+        return tuple(capability) >= (8, 0), f"the GPU has compute capability {text}"
     flags = cpu_flags()
     if flags is None:
-        return False, f"this CPU ({platform.machine() or 'unknown'}; no {_CPUINFO} to read)"
+        machine = platform.machine() or "unknown"
+        return False, f"the features of this CPU ({machine}) are unknown: no {_CPUINFO}"
     found = sorted(flag for flag in _CPU_BFLOAT16_FLAGS if flag in flags)
     if found:
-        return True, f"this CPU ({', '.join(found)})"
-    return False, "this CPU (no AVX512-BF16, AMX-BF16 or ARM BF16)"
+        return True, f"this CPU has {', '.join(found)}"
+    return False, "this CPU lacks AVX512-BF16, AMX-BF16 and ARM BF16"
 
 
 def cpu_flags(path=None):

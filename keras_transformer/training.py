@@ -28,8 +28,10 @@ replaces a good file.
 The pieces: `load_data`, `build_tokenizer`, `build_datasets`, `build_model`
 (with `build_optimizer`: the paper's Adam and schedule, gradient accumulation,
 the moving average of the weights), the callbacks of
-`keras_transformer.callbacks`, `fit`, the final model (`final_model`) and the
-score (`keras_transformer.evaluation`).
+`keras_transformer.callbacks`, `fit`, the final model
+(`keras_transformer.final_model`: last, best, or an average of checkpoints,
+its N fixed or chosen on validation) and the score
+(`keras_transformer.evaluation`).
 """
 
 import dataclasses
@@ -42,7 +44,6 @@ import keras
 
 from keras_transformer import run_directory
 from keras_transformer.callbacks import run_callbacks
-from keras_transformer.checkpoints import average_checkpoints
 from keras_transformer.checkpoints import save_architecture
 from keras_transformer.config import TrainConfig
 from keras_transformer.distribution import distribution_scope
@@ -52,6 +53,7 @@ from keras_transformer.evaluation import EvaluationResult  # noqa: F401
 from keras_transformer.evaluation import evaluate_translations
 from keras_transformer.evaluation import format_evaluation
 from keras_transformer.evaluation import format_samples
+from keras_transformer.final_model import choose_final_model
 from keras_transformer.losses import LabelSmoothedCrossEntropy
 from keras_transformer.metrics import MaskedTokenAccuracy
 from keras_transformer.model import Transformer
@@ -366,7 +368,7 @@ def train(config, callbacks=None, overwrite=False):
             verbose,
         )
     else:
-        model, averaged, final, selection = _final_model(
+        model, averaged, final, selection = choose_final_model(
             model, config, run, initial_epoch + epochs_run, fit_callbacks.best,
             verbose, tokenizer=tokenizer, valid_pairs=splits.get("valid"),
         )  # fmt: skip
@@ -489,156 +491,6 @@ def build_datasets(config, splits, tokenizer):
             tf.data.experimental.assert_cardinality(valid_report.num_batches)
         )
     return train_dataset, valid_dataset, report
-
-
-def _final_model(model, config, run, last_epoch, best, verbose, tokenizer=None,
-                 valid_pairs=None):
-    """``(model, averaged checkpoint paths, "last" | "best" | "average",
-    average selection or None)``.
-
-    After `fit` the model holds the last weights (Keras has already put the
-    moving average in, with ``ema_decay``).
-    """
-    if config.final_model == "best":
-        if best is not None and best.has_best:
-            model.load_weights(best.weights_path)
-            _log(
-                f"Final model: the best checkpoint ({best.monitor} {best.best:.4g} "
-                f"after {best.best_step} updates).",
-                verbose,
-            )
-            return model, [], "best", None
-        _log(
-            "No best checkpoint was kept (no validation finished): the final "
-            "model holds the last weights.",
-            verbose,
-        )
-        return model, [], "last", None
-    if config.final_model != "average":
-        return model, [], "last", None
-    selection = None
-    last_n = config.average_last_n
-    if isinstance(last_n, list):
-        selection = _choose_average(config, run, last_epoch, tokenizer, valid_pairs, verbose)
-        if selection is None:
-            return model, [], "last", None
-        last_n = selection["chosen"]
-    epochs = _checkpoint_epochs(run, last_epoch, last_n)
-    if len(epochs) < 2 and selection is None:
-        return model, [], "last", None
-    averaged, paths = average_checkpoints(
-        [run.checkpoint_path(epoch) for epoch in epochs], last_n=len(epochs)
-    )
-    message = (
-        f"Averaged the last {len(paths)} epoch checkpoints "
-        f"(epochs {epochs[0]}-{epochs[-1]})."
-        if len(paths) > 1
-        else f"Final model: the last epoch checkpoint (epoch {epochs[0]})."
-    )
-    if len(paths) < last_n:
-        # Not an error (a time budget decides how many epochs a run gets),
-        # but the average then reaches back into early training.
-        message += (
-            f" average_last_n asks for {last_n}; this run has only "
-            f"{len(paths)}, so the average includes its earliest checkpoints."
-        )
-    _log(message, verbose)
-    return averaged, paths, "average", selection
-
-
-def _checkpoint_epochs(run, last_epoch, last_n):
-    """The epochs among the last ``last_n`` whose checkpoint exists, oldest first."""
-    first = max(1, last_epoch - last_n + 1)
-    return [
-        epoch
-        for epoch in range(first, last_epoch + 1)
-        if os.path.isfile(run.checkpoint_path(epoch))
-    ]
-
-
-def _choose_average(config, run, last_epoch, tokenizer, valid_pairs, verbose):
-    """Chooses N among the ``average_last_n`` candidates on the validation set.
-
-    Each candidate average of the last N epoch checkpoints is translated
-    greedily (as validation BLEU during training is) and scored with
-    sacreBLEU (exact match on the default task); the best wins, ties going
-    to the larger N. A candidate that
-    would average the same checkpoints as a smaller one (the run has fewer
-    than N) is not scored again. Fairseq, OpenNMT and Marian average a fixed
-    number of checkpoints; a fixed N suits one run length only (a 25-minute
-    budget gives 10 epochs on one backend and 25 on another).
-
-    Returns:
-        ``{"chosen", "candidates", "sentences", "seconds"}``, or None when
-        the run has no epoch checkpoint.
-    """
-    from keras_transformer.translator import Translator
-
-    start = time.monotonic()
-    # The default task's sentences are single German words: BLEU (4-grams)
-    # is 0 for them whatever the model, so exact match decides there, as it
-    # is the default task's final score.
-    monitor = "val_exact_match" if config.uses_default_task else "val_bleu"
-    sources, references = valid_pairs
-    count = config.valid_bleu_sentences or None  # 0 (off during training): all.
-    sources, references = sources[:count], references[:count]
-    template = translator = None
-    candidates, seen = [], []
-    for last_n in config.average_candidates:
-        epochs = _checkpoint_epochs(run, last_epoch, last_n)
-        if not epochs or epochs in seen:
-            continue
-        seen.append(epochs)
-        paths = [run.checkpoint_path(epoch) for epoch in epochs]
-        # One template model and one translator (compiled once) for all.
-        template, _ = average_checkpoints(paths, last_n=len(paths), model=template)
-        if translator is None:
-            translator = Translator(template, tokenizer)
-        result = evaluate_translations(
-            translator,
-            sources,
-            references,
-            beam_size=1,
-            max_extra_length=config.max_extra_length,
-            verbose=0,
-        )
-        candidates.append(
-            {
-                "last_n": last_n,
-                "checkpoints": len(epochs),
-                "epochs": [epochs[0], epochs[-1]],
-                "val_bleu": result.bleu.score,
-                "val_exact_match": result.exact_match,
-            }
-        )
-        _log(
-            f"  average of the last {last_n} ({len(epochs)} checkpoints, epochs "
-            f"{epochs[0]}-{epochs[-1]}): validation BLEU {result.bleu.score:.2f}, "
-            f"exact match {result.exact_match:.1%} (greedy)",
-            verbose,
-        )
-    if not candidates:
-        return None
-    chosen = _best_candidate(candidates, monitor)
-    seconds = time.monotonic() - start
-    _log(
-        f"Chose the average of the last {chosen['last_n']} checkpoints by "
-        f"{monitor} ({len(sources)} sentences, greedy; {seconds:.0f} s).",
-        verbose,
-    )
-    return {
-        "chosen": chosen["last_n"],
-        "monitor": monitor,
-        "candidates": candidates,
-        "sentences": len(sources),
-        "seconds": seconds,
-    }
-
-
-def _best_candidate(candidates, monitor):
-    """The candidate with the largest ``monitor`` value; ties: the larger N
-    (a longer average is the smoother model)."""
-    return max(candidates, key=lambda candidate: (candidate[monitor], candidate["last_n"]))
 
 
 def _evaluate_run(config, model, tokenizer, splits, verbose):

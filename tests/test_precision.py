@@ -36,7 +36,8 @@ def test_auto_follows_the_cpu_flags(cpu, cpuinfo, native):
     cpu(cpuinfo)
     policy, reason = precision.resolve_dtype_policy("auto")
     assert policy == ("mixed_bfloat16" if native else "float32")
-    assert reason.startswith("this CPU")
+    assert reason.startswith("native" if native else "no native")
+    assert "this CPU" in reason
     if cpuinfo == X86_BF16:
         assert "avx512_bf16" in reason
 
@@ -68,7 +69,7 @@ def test_auto_queries_this_machine():
         return
     flags = precision.cpu_flags()
     expected = flags is not None and bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
-    assert native is expected and device.startswith("this CPU")
+    assert native is expected and "this CPU" in device
 
 
 def test_build_model_resolves_auto(cpu):

@@ -24,11 +24,11 @@ from keras_transformer.callbacks import ema_weights
 from keras_transformer.checkpoints import average_checkpoints
 from keras_transformer.checkpoints import list_checkpoints
 from keras_transformer.config import TrainConfig
+from keras_transformer.final_model import best_candidate
 from keras_transformer.losses import LabelSmoothedCrossEntropy
 from keras_transformer.model import Transformer
 from keras_transformer.run_directory import load_model
 from keras_transformer.schedules import TransformerSchedule
-from keras_transformer.training import _best_candidate
 from keras_transformer.training import _count_updates_in_schedule
 from keras_transformer.training import _schedule
 from keras_transformer.training import build_model
@@ -262,9 +262,9 @@ def selected(tmp_path_factory):
     runs for real but its score is replaced by `weight_score` of the
     translated model: the test can then tell which average was chosen.
     """
-    import keras_transformer.training as training
+    import keras_transformer.final_model as final_model
 
-    real = training.evaluate_translations
+    real = final_model.evaluate_translations
     calls = []
 
     def scored_by_weights(translator, sources, references, **kwargs):
@@ -279,7 +279,7 @@ def selected(tmp_path_factory):
     )  # fmt: skip
     log = io.StringIO()
     with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(log):
-        patch.setattr(training, "evaluate_translations", scored_by_weights)
+        patch.setattr(final_model, "evaluate_translations", scored_by_weights)
         result = train(config)
     return config, result, log.getvalue(), calls
 
@@ -323,8 +323,8 @@ def test_ties_between_candidate_averages_go_to_the_longer_average():
         {"last_n": 8, "val_bleu": 41.0},
         {"last_n": 12, "val_bleu": 39.0},
     ]
-    assert _best_candidate(candidates, "val_bleu")["last_n"] == 8
-    assert _best_candidate(candidates[:2], "val_bleu")["last_n"] == 5
+    assert best_candidate(candidates, "val_bleu")["last_n"] == 8
+    assert best_candidate(candidates[:2], "val_bleu")["last_n"] == 5
 
 
 def test_validation_bleu_is_logged_every_update_and_each_epoch(features):
