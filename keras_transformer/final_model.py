@@ -97,15 +97,15 @@ def choose_average(config, run, last_epoch, tokenizer, valid_pairs, verbose):
     Each candidate average of the last N epoch checkpoints is translated
     greedily (as validation BLEU during training is) and scored with
     sacreBLEU (exact match on the default task); the best wins, ties going
-    to the larger N. A candidate that
-    would average the same checkpoints as a smaller one (the run has fewer
-    than N) is not scored again. Fairseq, OpenNMT and Marian average a fixed
-    number of checkpoints; a fixed N suits one run length only (a 25-minute
-    budget gives 10 epochs on one backend and 25 on another).
+    to the larger N. A candidate that would average the same checkpoints as
+    a smaller one (the run has fewer than N) is not scored again. Fairseq,
+    OpenNMT and Marian average a fixed number of checkpoints; a fixed N
+    suits one run length only (a 25-minute budget gives 10 epochs on one
+    backend and 25 on another).
 
     Returns:
-        ``{"chosen", "candidates", "sentences", "seconds"}``, or None when
-        the run has no epoch checkpoint.
+        ``{"chosen", "monitor", "candidates", "sentences", "seconds"}``, or
+        None when the run has no epoch checkpoint.
     """
     from keras_transformer.translator import Translator
 
