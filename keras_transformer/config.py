@@ -401,9 +401,7 @@ class TrainConfig:
             if getattr(self, name) is None
         }
         if self.final_model is None:
-            filled["final_model"] = (
-                "best" if self.keep_best else "last" if self.ema_decay else "average"
-            )
+            filled["final_model"] = self._auto_final_model()
         return dataclasses.replace(self, **filled) if filled else self
 
     def to_dict(self):
@@ -540,6 +538,10 @@ class TrainConfig:
                 f"verbose must be 'auto', 0, 1 or 2. Received: verbose={self.verbose!r}"
             )
 
+    def _auto_final_model(self):
+        """The final model an unset (auto) ``final_model`` resolves to."""
+        return "best" if self.keep_best else "last" if self.ema_decay else "average"
+
     @property
     def average_candidates(self):
         """``average_last_n`` as a sorted list of distinct N (None: unset)."""
@@ -555,16 +557,14 @@ class TrainConfig:
                 "average_last_n must be a positive int or a non-empty list of "
                 "them. Received: average_last_n=[]"
             )
-        for n in [] if value is None else self.average_candidates:
+        for n in self.average_candidates or []:
             if n <= 0:
                 raise ValueError(
                     f"average_last_n must be positive. Received: average_last_n={value}"
                 )
         if not isinstance(value, list):
             return
-        final = self.final_model
-        if final is None:  # The auto rule of `resolved`.
-            final = "best" if self.keep_best else "last" if self.ema_decay else "average"
+        final = self.final_model or self._auto_final_model()
         if final != "average":
             raise ValueError(
                 f"average_last_n={value} chooses how many checkpoints the final "
