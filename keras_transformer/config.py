@@ -427,7 +427,7 @@ class TrainConfig:
             )
         for key in self.model_overrides:
             if not isinstance(key, str):
-                raise TypeError(
+                raise ConfigTypeError(
                     f"model_overrides keys must be str. Received: {key!r}"
                 )
         if "vocabulary_size" in self.model_overrides:
@@ -767,9 +767,14 @@ def _matches(value, annotation):
     return isinstance(value, annotation)
 
 
+class ConfigTypeError(TypeError, ValueError):
+    """A config value of the wrong type: a TypeError, and a ValueError so
+    that callers treating bad values as the user's (the CLI) report it as one."""
+
+
 def _check_type(name, value, annotation):
     if not _matches(value, annotation):
-        raise TypeError(
+        raise ConfigTypeError(
             f"Config key {name!r} must be {_type_name(annotation)}. "
             f"Received: {value!r} ({type(value).__name__})"
         )

@@ -173,6 +173,17 @@ def test_average_checkpoints_names_the_bad_checkpoint(checkpoint_dir, tmp_path, 
     assert not (tmp_path / "avg").exists()  # Nothing was written.
 
 
+@pytest.mark.parametrize(
+    "argv, key",
+    [(["train", "--epochs", "many"], "'epochs'"),
+     (["train", "--average-last-n", "3,five"], "'average_last_n'")],
+)  # fmt: skip
+def test_a_value_of_the_wrong_type_is_a_user_error_naming_the_key(argv, key, capsys):
+    line = fails(argv, capsys, code=2)
+    assert key in line and "must be int" in line
+    assert "internal error" not in line  # The user's value, not a bug.
+
+
 def test_config_and_training_files_are_named(tmp_path, capsys):
     config = tmp_path / "run.yaml"
     config.write_bytes(b"\xff\xfe\x00binary\x80")
