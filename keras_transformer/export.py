@@ -92,8 +92,10 @@ def _export_options(beam_size, alpha, max_extra_length, max_source_length, n_bes
 
 
 def _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_options):
-    """A `tf.Module` whose signatures all run `decode_token_ids` /
-    `prepare_sources` / `token_log_probs`: the `Translator`'s code."""
+    """A `tf.Module` holding the model, tokenizer and vocabulary asset, and
+    its signatures' concrete functions (name -> function), which all run
+    `decode_token_ids` / `prepare_sources` / `token_log_probs`: the
+    `Translator`'s code."""
     import tensorflow as tf
 
     from keras_transformer.decoding.compile import StaticDecode, decode_token_ids
@@ -158,6 +160,12 @@ def _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_opt
         scores = tf.where(blank, tf.zeros_like(scores[:, 0]), scores[:, 0])
         return {"translations": translations, "scores": scores}
 
+    # The module holds what the signatures capture (model, tokenizer,
+    # vocabulary asset); the signature functions are not its attributes:
+    # tf.saved_model.save re-traces every tf.function attribute of the saved
+    # object in its save context (each search graph traced twice, half of the
+    # export's time), while concrete functions passed as signatures are
+    # saved as they are.
     class TranslationModule(tf.Module):
         def __init__(self):
             super().__init__(name="translator")
@@ -170,121 +178,131 @@ def _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_opt
             # under the TensorFlow backend).
             self.model_variables = [v.value for v in model.weights]
 
-        def _pieces(self, sentences):
-            pieces = self.tokenizer.tokenize(sentences)
-            token_ids = tf.cast(pieces.to_tensor(default_value=PAD_ID), tf.int32)
-            # "" and whitespace-only inputs have no tokens.
-            return token_ids, tf.equal(pieces.row_lengths(), 0)
+    module = TranslationModule()
 
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="sentences")])
-        def serve(self, sentences):
-            token_ids, blank = self._pieces(sentences)
-            sequences, scores = decode(token_ids, best)
-            return best_of(sequences, scores, blank)
+    def pieces(sentences):
+        tokenized = tokenizer.tokenize(sentences)
+        token_ids = tf.cast(tokenized.to_tensor(default_value=PAD_ID), tf.int32)
+        # "" and whitespace-only inputs have no tokens.
+        return token_ids, tf.equal(tokenized.row_lengths(), 0)
 
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="sentences")])
-        def serve_nbest(self, sentences):
-            token_ids, blank = self._pieces(sentences)
-            sequences, scores = decode(token_ids, nbest)  # (batch, k, L)
-            shape = tf.shape(sequences)
-            flat = tf.reshape(sequences, [shape[0] * n_best, shape[2]])
-            translations = tf.reshape(detokenize(flat), [shape[0], n_best])
-            translations = tf.where(blank[:, None], tf.constant(""), translations)
-            scores = tf.where(blank[:, None], tf.zeros_like(scores), scores)
-            return {"translations": translations, "scores": scores}
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="sentences")])
+    def serve(sentences):
+        token_ids, blank = pieces(sentences)
+        sequences, scores = decode(token_ids, best)
+        return best_of(sequences, scores, blank)
 
-        @tf.function(
-            input_signature=[
-                tf.TensorSpec([None], tf.string, name="sources"),
-                tf.TensorSpec([None], tf.string, name="prefixes"),
-            ]
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="sentences")])
+    def serve_nbest(sentences):
+        token_ids, blank = pieces(sentences)
+        sequences, scores = decode(token_ids, nbest)  # (batch, k, L)
+        shape = tf.shape(sequences)
+        flat = tf.reshape(sequences, [shape[0] * n_best, shape[2]])
+        translations = tf.reshape(detokenize(flat), [shape[0], n_best])
+        translations = tf.where(blank[:, None], tf.constant(""), translations)
+        scores = tf.where(blank[:, None], tf.zeros_like(scores), scores)
+        return {"translations": translations, "scores": scores}
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec([None], tf.string, name="sources"),
+            tf.TensorSpec([None], tf.string, name="prefixes"),
+        ]
+    )
+    def serve_prefix(sources, prefixes):
+        # Each output starts with its prefix's tokens ("" for none), then
+        # the beam search continues, as Translator(target_prefix=...).
+        token_ids, blank = pieces(sources)
+        prefix_pieces = tokenizer.tokenize(prefixes)
+        tf.debugging.assert_equal(
+            tf.shape(token_ids)[0], prefix_pieces.nrows(out_type=tf.int32),
+            message="translate_prefix needs one prefix per source",
         )
-        def serve_prefix(self, sources, prefixes):
-            # Each output starts with its prefix's tokens ("" for none), then
-            # the beam search continues, as Translator(target_prefix=...).
-            token_ids, blank = self._pieces(sources)
-            prefix_pieces = self.tokenizer.tokenize(prefixes)
-            tf.debugging.assert_equal(
-                tf.shape(token_ids)[0], prefix_pieces.nrows(out_type=tf.int32),
-                message="translate_prefix needs one prefix per source",
-            )
-            prefix_lengths = tf.cast(prefix_pieces.row_lengths(), tf.int32)
-            prefix_ids = tf.cast(prefix_pieces.to_tensor(default_value=PAD_ID), tf.int32)
-            prefix_ids = tf.pad(prefix_ids, [[0, 0], [0, 1]])  # at least 1 column
-            _, limits = prepare_sources(
-                token_ids, options.max_source_length, options.max_extra_length, max_positions
-            )
-            tf.debugging.assert_less(
-                prefix_lengths, tf.cast(limits, tf.int32),
-                message="a prefix leaves no room for EOS in its output "
-                "(raise --max-extra-length at export or shorten the prefix)",
-            )
-            sequences, scores = decode(token_ids, best, prefix_ids=prefix_ids, prefix_lengths=prefix_lengths)
-            return best_of(sequences, scores, blank)
-
-        @tf.function(
-            input_signature=[
-                tf.TensorSpec([None], tf.string, name="sentences"),
-                tf.TensorSpec([], tf.int32, name="seed"),
-            ]
+        prefix_lengths = tf.cast(prefix_pieces.row_lengths(), tf.int32)
+        prefix_ids = tf.cast(prefix_pieces.to_tensor(default_value=PAD_ID), tf.int32)
+        prefix_ids = tf.pad(prefix_ids, [[0, 0], [0, 1]])  # at least 1 column
+        _, limits = prepare_sources(
+            token_ids, options.max_source_length, options.max_extra_length, max_positions
         )
-        def serve_sample(self, sentences, seed):
-            # One sample per sentence (temperature/top_k/top_p fixed at
-            # export); the same seed gives Translator.translate(sentences,
-            # sampling=True, seed=seed)'s samples.
-            token_ids, blank = self._pieces(sentences)
-            tf.debugging.assert_non_negative(seed, message="seed must be >= 0")
-            sequences, scores = decode(token_ids, sample, seed=seed)
-            return best_of(sequences, scores, blank)
-
-        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="token_ids")])
-        def serve_token_ids(self, token_ids):
-            # Out-of-range ids would wrap (-1 reads the last embedding row):
-            # fail with an error naming the vocabulary size instead.
-            token_ids = check_token_ids(
-                token_ids, model.vocabulary_size, "token_ids"
-            )
-            sequences, scores = decode(token_ids, best)
-            return {"token_ids": sequences[:, 0], "scores": scores[:, 0]}
-
-        @tf.function(
-            input_signature=[
-                tf.TensorSpec([None], tf.string, name="sources"),
-                tf.TensorSpec([None], tf.string, name="targets"),
-            ]
+        tf.debugging.assert_less(
+            prefix_lengths, tf.cast(limits, tf.int32),
+            message="a prefix leaves no room for EOS in its output "
+            "(raise --max-extra-length at export or shorten the prefix)",
         )
-        def serve_score(self, sources, targets):
-            # Forced decoding, as `Translator.score`: total log P(target +
-            # EOS | source), no length penalty. Blank targets score EOS.
-            source_ids, _ = self._pieces(sources)
-            target_ids, _ = self._pieces(targets)
-            tf.debugging.assert_equal(
-                tf.shape(source_ids)[0], tf.shape(target_ids)[0],
-                message="score needs one target per source",
+        sequences, scores = decode(token_ids, best, prefix_ids=prefix_ids, prefix_lengths=prefix_lengths)
+        return best_of(sequences, scores, blank)
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec([None], tf.string, name="sentences"),
+            tf.TensorSpec([], tf.int32, name="seed"),
+        ]
+    )
+    def serve_sample(sentences, seed):
+        # One sample per sentence (temperature/top_k/top_p fixed at
+        # export); the same seed gives Translator.translate(sentences,
+        # sampling=True, seed=seed)'s samples.
+        token_ids, blank = pieces(sentences)
+        tf.debugging.assert_non_negative(seed, message="seed must be >= 0")
+        sequences, scores = decode(token_ids, sample, seed=seed)
+        return best_of(sequences, scores, blank)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="token_ids")])
+    def serve_token_ids(token_ids):
+        # Out-of-range ids would wrap (-1 reads the last embedding row):
+        # fail with an error naming the vocabulary size instead.
+        token_ids = check_token_ids(
+            token_ids, model.vocabulary_size, "token_ids"
+        )
+        sequences, scores = decode(token_ids, best)
+        return {"token_ids": sequences[:, 0], "scores": scores[:, 0]}
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec([None], tf.string, name="sources"),
+            tf.TensorSpec([None], tf.string, name="targets"),
+        ]
+    )
+    def serve_score(sources, targets):
+        # Forced decoding, as `Translator.score`: total log P(target +
+        # EOS | source), no length penalty. Blank targets score EOS.
+        source_ids, _ = pieces(sources)
+        target_ids, _ = pieces(targets)
+        tf.debugging.assert_equal(
+            tf.shape(source_ids)[0], tf.shape(target_ids)[0],
+            message="score needs one target per source",
+        )
+        encoder_ids, _ = prepare_sources(
+            source_ids, options.max_source_length, 1, max_positions
+        )
+        # EOS after each target: prepare_sources' EOS placement, no cut.
+        targets_eos, _ = prepare_sources(target_ids, tf.int32.max, 1)
+        if max_positions is not None:
+            tf.debugging.assert_less_equal(
+                tf.shape(targets_eos)[1], max_positions,
+                message=f"a target is longer than the model's {max_positions} "
+                "learned positions",
             )
-            encoder_ids, _ = prepare_sources(
-                source_ids, options.max_source_length, 1, max_positions
-            )
-            # EOS after each target: prepare_sources' EOS placement, no cut.
-            targets_eos, _ = prepare_sources(target_ids, tf.int32.max, 1)
-            if max_positions is not None:
-                tf.debugging.assert_less_equal(
-                    tf.shape(targets_eos)[1], max_positions,
-                    message=f"a target is longer than the model's {max_positions} "
-                    "learned positions",
-                )
 
-            def run():
-                log_probs = token_log_probs(model, encoder_ids, targets_eos)
-                return tf.reduce_sum(tf.cast(log_probs, tf.float32), axis=1)
+        def run():
+            log_probs = token_log_probs(model, encoder_ids, targets_eos)
+            return tf.reduce_sum(tf.cast(log_probs, tf.float32), axis=1)
 
-            def empty():
-                return tf.zeros([0], tf.float32)
+        def empty():
+            return tf.zeros([0], tf.float32)
 
-            scores = tf.cond(tf.shape(source_ids)[0] > 0, run, empty)
-            return {"scores": scores}
+        scores = tf.cond(tf.shape(source_ids)[0] > 0, run, empty)
+        return {"scores": scores}
 
-    return TranslationModule()
+    signatures = {
+        "serving_default": serve,
+        "translate_nbest": serve_nbest,
+        "translate_token_ids": serve_token_ids,
+        "translate_prefix": serve_prefix,
+        "translate_sample": serve_sample,
+        "score": serve_score,
+    }
+    return module, {name: f.get_concrete_function() for name, f in signatures.items()}
 
 
 def _write_warmup_requests(version_dir, signature_name="serving_default"):
@@ -329,21 +347,15 @@ def _export_here(
     if quantize is not None:
         model.quantize(quantize)
     vocabulary_path = files.vocabulary_path
-    module = _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_options)
     version_dir = os.path.join(export_dir, str(version))
     if os.path.exists(version_dir):
         raise FileExistsError(
             f"{version_dir} exists; TF Serving versions are immutable. Choose "
             "another --version or remove it."
         )
-    signatures = {
-        "serving_default": module.serve.get_concrete_function(),
-        "translate_nbest": module.serve_nbest.get_concrete_function(),
-        "translate_token_ids": module.serve_token_ids.get_concrete_function(),
-        "translate_prefix": module.serve_prefix.get_concrete_function(),
-        "translate_sample": module.serve_sample.get_concrete_function(),
-        "score": module.serve_score.get_concrete_function(),
-    }
+    module, signatures = _build_module(
+        model, tokenizer, vocabulary_path, options, n_best, sample_options
+    )
     tf.saved_model.save(module, version_dir, signatures=signatures)
     if warmup:
         _write_warmup_requests(version_dir)
@@ -411,12 +423,6 @@ def export_saved_model(
     if not isinstance(version, int) or version < 1:
         raise ValueError(f"version must be a positive int. Received: version={version!r}")
     # Before any work (the export itself checks again).
-    version_dir = os.path.join(export_dir, str(version))
-    if os.path.exists(version_dir):
-        raise FileExistsError(
-            f"{version_dir} exists; TF Serving versions are immutable. Choose "
-            "another --version or remove it."
-        )
     if os.path.exists(export_dir) and not os.path.isdir(export_dir):
         raise NotADirectoryError(f"The export directory {export_dir!r} is a file.")
     args = [
