@@ -642,7 +642,20 @@ class Transformer(TransformerBackbone):
         # TensorFlow or JAX with torch's update step and fail in `fit`. Point
         # such entries back at the public `keras.optimizers` classes, which
         # resolve to the loading backend's implementation.
-        return _portable_optimizer_modules(super().get_compile_config())
+        config = _portable_optimizer_modules(super().get_compile_config())
+        # Keras records `jit_compile` resolved for the saving backend ("auto"
+        # -> True under JAX, False under torch), so JAX's True made a torch
+        # reload train through torch.compile (over a minute of compilation on
+        # 2 cores before the first step) and torch's False a JAX reload train
+        # without jit. A value that is this backend's "auto" choice is saved
+        # as "auto", so the loading backend makes its own; any other value
+        # (jit_compile=False under JAX, ...) is kept. (Overriding `compile`
+        # to remember the argument would stop Keras from compiling a loaded
+        # model: `compile_from_config` skips models with their own compile.)
+        resolve = getattr(self, "_resolve_auto_jit_compile", None)
+        if config and resolve is not None and config.get("jit_compile") == resolve():
+            config["jit_compile"] = "auto"
+        return config
 
     def get_config(self):
         # name, trainable and dtype (a DTypePolicyMap after `quantize`).

@@ -34,6 +34,11 @@ LOAD_AND_CONTINUE = textwrap.dedent(
     logits = keras.ops.convert_to_numpy(model(inputs, training=False))
     np.testing.assert_allclose(logits, data["logits"], atol=1e-5)
     assert int(model.optimizer.iterations) == 2, int(model.optimizer.iterations)
+    # jit_compile was "auto" when saved: the loading backend resolves it as a
+    # fresh compile here does (not the saving backend's True/False).
+    fresh = keras_transformer.Transformer(vocabulary_size=40, num_layers=1, d_model=32, num_heads=4, d_ff=64)
+    fresh.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    assert model.jit_compile == fresh.jit_compile, (model.jit_compile, fresh.jit_compile)
     before = float(keras.ops.convert_to_numpy(model.optimizer.learning_rate))
     model.fit(inputs, data["labels"], epochs=1, batch_size=len(data["labels"]), verbose=0)
     assert int(model.optimizer.iterations) == 3
@@ -64,6 +69,7 @@ def test_keras_file_loads_and_trains_under_the_next_backend(tmp_path, rng):
     model.fit(inputs, labels, epochs=2, batch_size=4, verbose=0)
     path = str(tmp_path / "model.keras")
     model.save(path)
+    assert model.get_compile_config()["jit_compile"] == "auto"
     data_path = str(tmp_path / "data.npz")
     np.savez(
         data_path,
@@ -89,3 +95,15 @@ def test_keras_file_loads_and_trains_under_the_next_backend(tmp_path, rng):
             + result.stderr[-3000:]
         )
         assert f"ok {backend}" in result.stdout
+
+
+def test_jit_compile_is_saved_as_auto_unless_it_departs_from_auto():
+    model = kt.Transformer(vocabulary_size=40, num_layers=1, d_model=32, num_heads=4, d_ff=64)
+    loss = kt.LabelSmoothedCrossEntropy()
+    model.compile(optimizer="adam", loss=loss)
+    auto = model.jit_compile  # this backend's choice for "auto"
+    assert auto in (True, False)
+    assert model.get_compile_config()["jit_compile"] == "auto"
+    model.compile(optimizer="adam", loss=loss, jit_compile=not auto)
+    assert model.jit_compile is (not auto)
+    assert model.get_compile_config()["jit_compile"] is (not auto)
