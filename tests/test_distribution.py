@@ -79,11 +79,12 @@ WORKER = textwrap.dedent(
 RELOAD = textwrap.dedent(
     """
     import sys, numpy as np, keras, keras_transformer
-    model = keras.saving.load_model(sys.argv[1])
-    ids = np.array([[5, 6, 7, 8]], "int32")
-    logits = model({"encoder_token_ids": ids, "decoder_token_ids": ids})
-    assert np.all(np.isfinite(keras.ops.convert_to_numpy(logits)))
-    print("reloaded")
+    for path in sys.argv[1:]:  # one process checks every checkpoint
+        model = keras.saving.load_model(path)
+        ids = np.array([[5, 6, 7, 8]], "int32")
+        logits = model({"encoder_token_ids": ids, "decoder_token_ids": ids})
+        assert np.all(np.isfinite(keras.ops.convert_to_numpy(logits)))
+        print("reloaded", path)
     """
 )
 
@@ -153,10 +154,13 @@ def test_two_devices_match_one_device_and_checkpoints_load_on_one(tmp_path):
             # The layout of old models ([Q | K | V]) straddles heads.
             with pytest.raises(AssertionError, match="straddles"):
                 assert_shards_hold_whole_heads(two["shards"], "qkv_major")
-        # The distributed checkpoint loads in a plain single-device process.
-        reload_script = tmp_path / "reload.py"
-        reload_script.write_text(RELOAD)
-        assert "reloaded" in run(reload_script, [str(multi) + ".keras"], env).stdout
+    # The distributed checkpoints load in a plain single-device process.
+    reload_script = tmp_path / "reload.py"
+    reload_script.write_text(RELOAD)
+    checkpoints = [str(tmp_path / kind) + ".keras" for kind in kinds]
+    out = run(reload_script, checkpoints, env).stdout
+    for path in checkpoints:
+        assert f"reloaded {path}" in out
 
 
 PIPELINE_WORKER = textwrap.dedent(
