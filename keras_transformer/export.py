@@ -166,19 +166,15 @@ def _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_opt
     # object in its save context (each search graph traced twice, half of the
     # export's time), while concrete functions passed as signatures are
     # saved as they are.
-    class TranslationModule(tf.Module):
-        def __init__(self):
-            super().__init__(name="translator")
-            self.model = model
-            self.tokenizer = tokenizer
-            # Copied to <version>/assets/ for clients that tokenize themselves
-            # (the graph's tokenizer holds the same model).
-            self.vocabulary_file = tf.saved_model.Asset(vocabulary_path)
-            # Variables for TF's object graph (the model's are TF variables
-            # under the TensorFlow backend).
-            self.model_variables = [v.value for v in model.weights]
-
-    module = TranslationModule()
+    module = tf.Module(name="translator")
+    module.model = model
+    module.tokenizer = tokenizer
+    # Copied to <version>/assets/ for clients that tokenize themselves (the
+    # graph's tokenizer holds the same model).
+    module.vocabulary_file = tf.saved_model.Asset(vocabulary_path)
+    # Variables for TF's object graph (the model's are TF variables under
+    # the TensorFlow backend).
+    module.model_variables = [v.value for v in model.weights]
 
     def pieces(sentences):
         tokenized = tokenizer.tokenize(sentences)
@@ -325,6 +321,14 @@ def _write_warmup_requests(version_dir, signature_name="serving_default"):
     return path
 
 
+def _check_new_version(version_dir):
+    if os.path.exists(version_dir):
+        raise FileExistsError(
+            f"{version_dir} exists; TF Serving versions are immutable. Choose "
+            "another --version or remove it."
+        )
+
+
 def _export_here(
     model_dir, export_dir, version, beam_size, alpha, max_extra_length,
     max_source_length, warmup, n_best=None, quantize=None, sampling=None,
@@ -348,11 +352,7 @@ def _export_here(
         model.quantize(quantize)
     vocabulary_path = files.vocabulary_path
     version_dir = os.path.join(export_dir, str(version))
-    if os.path.exists(version_dir):
-        raise FileExistsError(
-            f"{version_dir} exists; TF Serving versions are immutable. Choose "
-            "another --version or remove it."
-        )
+    _check_new_version(version_dir)
     module, signatures = _build_module(
         model, tokenizer, vocabulary_path, options, n_best, sample_options
     )
@@ -423,6 +423,7 @@ def export_saved_model(
     if not isinstance(version, int) or version < 1:
         raise ValueError(f"version must be a positive int. Received: version={version!r}")
     # Before any work (the export itself checks again).
+    _check_new_version(os.path.join(export_dir, str(version)))
     if os.path.exists(export_dir) and not os.path.isdir(export_dir):
         raise NotADirectoryError(f"The export directory {export_dir!r} is a file.")
     args = [
