@@ -376,11 +376,41 @@ def compile_for_backend(model, function, tf_input_signature=None, jit_compile=Fa
 
 
 def _torch_compile_body(body):
+    """``torch.compile`` of a search's loop body, traced once per shape.
+
+    Two settings keep it to one trace (each costs about 20 s of dynamo
+    bytecode tracing for the small test model on 2 CPU cores):
+
+    - ``specialize_float=True``: with ``dynamic=True`` dynamo would make
+      the layers' Python float attributes (layer-norm epsilons, activation
+      defaults) graph inputs, fail to turn them into tensors, and restart
+      the whole analysis with them specialised.
+    - The state entering the first compiled call comes from an eager
+      iteration, whose outputs include views (``x._base`` set); dynamo
+      guards on the base's shape, and the compiled outputs (no views) fail
+      that guard on the next call, which recompiles. The first call
+      therefore gets copies of such views.
+    """
     import torch
 
     # dynamic=True measured faster than static shapes (which also recompiled
     # for new step indices); Keras still specialises batch shapes.
-    return torch.compile(body, dynamic=True)
+    compiled = torch.compile(body, dynamic=True)
+    first_call = True
+
+    def run(state):
+        nonlocal first_call
+        if first_call:
+            first_call = False
+            state = keras.tree.map_structure(_without_view, state)
+        with torch._dynamo.config.patch(specialize_float=True):
+            return compiled(state)
+
+    return run
+
+
+def _without_view(x):
+    return x.clone() if getattr(x, "_base", None) is not None else x
 
 
 def jax_stateless_jit(model, function):
