@@ -358,8 +358,14 @@ def compile_for_backend(model, function, tf_input_signature=None, jit_compile=Fa
     if backend == "tensorflow":
         import tensorflow as tf
 
+        # autograph=False: the searches' control flow is explicit
+        # (`keras.ops.while_loop`, `ops.cond`); AutoGraph's conversion of
+        # every function they call only lengthened the trace.
         return tf.function(
-            function, input_signature=tf_input_signature, jit_compile=jit_compile
+            function,
+            input_signature=tf_input_signature,
+            jit_compile=jit_compile,
+            autograph=False,
         )
     if backend == "torch":
         import torch
