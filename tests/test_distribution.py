@@ -316,10 +316,10 @@ def test_cli_trains_with_distribution_flag(tmp_path):
     inside the strategy (TensorFlow: MirroredStrategy over the local CPU).
 
     The subprocess runs under TensorFlow whatever the suite's backend, so it
-    runs once, in the TensorFlow suite (JAX's data parallel from the CLI is
-    `test_distribution_cli.py`'s, in the JAX suite)."""
-    if keras.config.backend() != "tensorflow":
-        pytest.skip("the TensorFlow CLI run is the same in every suite: runs in the TensorFlow suite")
+    runs once, in the PyTorch suite, the shortest of the three (JAX's data
+    parallel from the CLI is `test_distribution_cli.py`'s, in the JAX suite)."""
+    if keras.config.backend() != "torch":
+        pytest.skip("the TensorFlow CLI run is the same in every suite: runs in the PyTorch suite")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", KERAS_BACKEND="tensorflow")
     env["PYTHONPATH"] = REPO_ROOT + os.pathsep + env.get("PYTHONPATH", "")
     result = subprocess.run(
