@@ -16,6 +16,11 @@ if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (
         os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0"
     ).strip()
+# XLA_FLAGS for a subprocess with two virtual JAX CPU devices, keeping the
+# suite's other XLA flags.
+TWO_JAX_CPU_DEVICES = (
+    os.environ["XLA_FLAGS"] + " --xla_force_host_platform_device_count=2"
+).strip()
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402

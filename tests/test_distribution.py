@@ -15,7 +15,7 @@ import keras
 import numpy as np
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, TWO_JAX_CPU_DEVICES
 
 # Same weights, same data, no dropout: the only difference is how the batch
 # is split, so the losses agree up to float32 reduction order.
@@ -117,10 +117,6 @@ def assert_shards_hold_whole_heads(shards, projection_layout, num_heads=4):
             assert set().union(*inside) == shard, f"{path}: shard [{start}, {stop}) straddles heads"
 
 
-# Two virtual CPU devices, keeping the suite's other XLA flags (conftest.py).
-TWO_DEVICES = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2").strip()
-
-
 def run(script, args, env_extra):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **env_extra)
     env["PYTHONPATH"] = REPO_ROOT + os.pathsep + env.get("PYTHONPATH", "")
@@ -147,7 +143,7 @@ def test_two_devices_match_one_device_and_checkpoints_load_on_one(tmp_path):
         multi = tmp_path / kind
         env2 = dict(env)
         if backend == "jax":
-            env2["XLA_FLAGS"] = TWO_DEVICES
+            env2["XLA_FLAGS"] = TWO_JAX_CPU_DEVICES
         run(worker, [kind, 2, multi, str(single) + ".init.weights.h5"], env2)
         one = json.load(open(str(single) + ".json"))
         two = json.load(open(str(multi) + ".json"))
@@ -233,7 +229,7 @@ def test_jax_data_parallel_trains_on_the_pipelines_batches(tmp_path):
     worker.write_text(PIPELINE_WORKER)
     out = tmp_path / "result.json"
     run(worker, [out], {
-        "KERAS_BACKEND": "jax", "XLA_FLAGS": TWO_DEVICES,
+        "KERAS_BACKEND": "jax", "XLA_FLAGS": TWO_JAX_CPU_DEVICES,
     })  # fmt: skip
     result = json.load(open(out))
     assert result["options"] == {"batch_multiple": 2, "num_shards": 1, "shard_index": 0}

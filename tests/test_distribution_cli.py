@@ -13,15 +13,14 @@ import sys
 import keras
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, TWO_JAX_CPU_DEVICES
 
 
 def test_cli_trains_data_parallel_on_two_jax_devices(tmp_path):
     if keras.config.backend() != "jax":
         pytest.skip("JAX data parallelism: runs in the JAX suite")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", KERAS_BACKEND="jax")
-    # Two virtual CPU devices, keeping the suite's other XLA flags (conftest.py).
-    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2").strip()
+    env["XLA_FLAGS"] = TWO_JAX_CPU_DEVICES
     env["PYTHONPATH"] = REPO_ROOT + os.pathsep + env.get("PYTHONPATH", "")
     run = tmp_path / "run"
     result = subprocess.run(
