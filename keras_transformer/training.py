@@ -57,6 +57,7 @@ from keras_transformer.final_model import choose_final_model
 from keras_transformer.losses import LabelSmoothedCrossEntropy
 from keras_transformer.metrics import MaskedTokenAccuracy
 from keras_transformer.model import Transformer
+from keras_transformer.host_memory import resolve_retain_host_memory, retain_freed_memory
 from keras_transformer.precision import resolve_dtype_policy
 from keras_transformer.schedules import transformer_optimizer
 
@@ -315,6 +316,9 @@ def train(config, callbacks=None, overwrite=False):
     if not config.uses_default_task:
         data = f"{config.train_src} -> {config.train_tgt}"
     _log(f"Training on {data} with the {backend} backend -> {out}", verbose)
+    if resolve_retain_host_memory(config.retain_host_memory, backend):
+        _, how = retain_freed_memory()
+        _log(f"retain_host_memory: {how}.", verbose)
 
     splits = load_data(config)
     tokenizer = build_tokenizer(config, splits["train"], verbose)
@@ -424,7 +428,7 @@ def _describe(config, model, epochs, batches_per_epoch):
 _RESUMABLE_CHANGES = frozenset(
     "epochs max_steps time_budget_minutes keep_checkpoints average_last_n "
     "beam_size alpha max_extra_length eval_sentences num_samples backend "
-    "jit_compile verbose test_src test_tgt patience eval_every_steps "
+    "jit_compile retain_host_memory verbose test_src test_tgt patience eval_every_steps "
     "final_model".split()
 )
 
