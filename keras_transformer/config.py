@@ -539,16 +539,12 @@ class TrainConfig:
                 f"distribution must be one of {DISTRIBUTIONS}. "
                 f"Received: distribution={self.distribution!r}"
             )
-        if self.jit_compile not in ("auto", True, False):
-            raise ValueError(
-                "jit_compile must be true, false or 'auto'. "
-                f"Received: jit_compile={self.jit_compile!r}"
-            )
-        if self.retain_host_memory not in ("auto", True, False):
-            raise ValueError(
-                "retain_host_memory must be true, false or 'auto'. "
-                f"Received: retain_host_memory={self.retain_host_memory!r}"
-            )
+        for key in ("jit_compile", "retain_host_memory"):
+            value = getattr(self, key)
+            if value not in ("auto", True, False):
+                raise ValueError(
+                    f"{key} must be true, false or 'auto'. Received: {key}={value!r}"
+                )
         if self.verbose not in ("auto", 0, 1, 2):
             raise ValueError(
                 f"verbose must be 'auto', 0, 1 or 2. Received: verbose={self.verbose!r}"

@@ -40,11 +40,11 @@ def _glibc_mallopt():
         return None
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        gnu_get_libc_version = libc.gnu_get_libc_version  # glibc only
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+    except OSError:
         return None
-    del gnu_get_libc_version
+    if not hasattr(libc, "gnu_get_libc_version"):  # glibc only
+        return None
+    mallopt = libc.mallopt
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
     return mallopt

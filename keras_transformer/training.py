@@ -54,10 +54,10 @@ from keras_transformer.evaluation import evaluate_translations
 from keras_transformer.evaluation import format_evaluation
 from keras_transformer.evaluation import format_samples
 from keras_transformer.final_model import choose_final_model
+from keras_transformer.host_memory import resolve_retain_host_memory, retain_freed_memory
 from keras_transformer.losses import LabelSmoothedCrossEntropy
 from keras_transformer.metrics import MaskedTokenAccuracy
 from keras_transformer.model import Transformer
-from keras_transformer.host_memory import resolve_retain_host_memory, retain_freed_memory
 from keras_transformer.precision import resolve_dtype_policy
 from keras_transformer.schedules import transformer_optimizer
 
