@@ -57,10 +57,8 @@ def read_gzip_lines(path, limit):
 
 def exported_directory(model_dir, work_dir):
     """The CTranslate2 directory for ``model_dir`` (exported if needed)."""
-    from keras_transformer.ctranslate2_export import (
-        METADATA_FILENAME,
-        export_run_directory_to_ctranslate2,
-    )
+    from keras_transformer.export.ctranslate2_converter import METADATA_FILENAME
+    from keras_transformer.export.ctranslate2_converter import export_run_directory_to_ctranslate2
 
     if os.path.isfile(os.path.join(model_dir, METADATA_FILENAME)):
         return model_dir, None
@@ -71,7 +69,7 @@ def exported_directory(model_dir, work_dir):
 
 
 def measure(directory, compute_type, sources, references, args):
-    from keras_transformer.ctranslate2_export import CTranslate2Translator
+    from keras_transformer.export.ctranslate2_translator import CTranslate2Translator
 
     start = time.perf_counter()
     translator = CTranslate2Translator(
@@ -109,7 +107,7 @@ def measure(directory, compute_type, sources, references, args):
         "bleu": None,
     }
     if references:
-        from keras_transformer.bleu import corpus_bleu
+        from keras_transformer.training.bleu import corpus_bleu
 
         bleu = corpus_bleu(translations, references)
         row["bleu"] = round(bleu.score, 2)

@@ -42,7 +42,7 @@ def worker(args):
     import numpy as np
     from keras import ops
 
-    from keras_transformer.decoding.compile import compile_for_backend
+    from keras_transformer.decoding.backends import compile_for_backend
     from keras_transformer.decoding.search import blocked_top_k
 
     backend = keras.config.backend()

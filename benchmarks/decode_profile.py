@@ -54,8 +54,9 @@ def main(argv=None):
     import numpy as np
 
     from keras_transformer.data import read_lines
-    from keras_transformer.decoding.compile import generate, jax_stateless_jit
-    from keras_transformer.run_directory import find_trained_model
+    from keras_transformer.decoding.generate import generate
+    from keras_transformer.decoding.backends import jax_stateless_jit
+    from keras_transformer.models.transformer.transformer_loader import find_trained_model
     from keras_transformer.special_tokens import EOS_ID
 
     run = find_trained_model(args.model_dir)

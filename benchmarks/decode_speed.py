@@ -249,7 +249,7 @@ def measure_translation(translator, sentences, references, args):
         )
         result["translate_warm_seconds"] = time.perf_counter() - start
     if references is not None and not args.random_model:
-        from keras_transformer.bleu import corpus_bleu
+        from keras_transformer.training.bleu import corpus_bleu
 
         bleu = corpus_bleu(translations, references)
         result["bleu"] = bleu.score
@@ -333,8 +333,8 @@ def run_worker(args):
         "load_average_start": load_average(),
     }
     if args.synthetic:
-        from keras_transformer.model import Transformer
-        from keras_transformer.translator import Translator
+        from keras_transformer.models.transformer.transformer import Transformer
+        from keras_transformer.models.transformer.translator import Translator
 
         keras.utils.set_random_seed(args.seed)
         overrides = {"dropout_rate": 0.0}

@@ -32,7 +32,7 @@ def worker(args):
     import numpy as np
     from keras import ops
 
-    from keras_transformer import losses
+    from keras_transformer.objectives import losses
 
     backend = keras.config.backend()
     rng = np.random.default_rng(0)

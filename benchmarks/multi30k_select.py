@@ -66,10 +66,12 @@ def main(argv=None):
     import keras
 
     from keras_transformer import Translator
-    from keras_transformer.bleu import corpus_bleu
-    from keras_transformer.checkpoints import average_checkpoints, list_checkpoints
+    from keras_transformer.training.bleu import corpus_bleu
+    from keras_transformer.training.checkpoints import average_checkpoints
+    from keras_transformer.training.checkpoints import list_checkpoints
     from keras_transformer.data import read_lines
-    from keras_transformer.run_directory import RunDirectory, find_trained_model
+    from keras_transformer.training.run_directory import RunDirectory
+    from keras_transformer.models.transformer.transformer_loader import find_trained_model
 
     files = {
         name: os.path.join(args.data_dir, f"{name}.gz")

@@ -42,7 +42,7 @@ PRESETS = {  # the sizes of benchmarks/train_throughput.py
 @contextlib.contextmanager
 def checks_disabled():
     """Every in-graph (or eager) id check becomes the identity."""
-    from keras_transformer import losses
+    from keras_transformer.objectives import losses
     from keras_transformer.layers import token_checks
 
     saved = (
@@ -121,8 +121,8 @@ def main():
     import keras
     import numpy as np
 
-    from keras_transformer.losses import LabelSmoothedCrossEntropy
-    from keras_transformer.model import Transformer
+    from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
+    from keras_transformer.models.transformer.transformer import Transformer
 
     cfg = PRESETS[args.preset]
     arch = {k: v for k, v in cfg.items() if k not in ("batch_size", "seq_len")}

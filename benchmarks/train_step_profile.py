@@ -65,9 +65,9 @@ def main(argv=None):
     import tensorflow as tf
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
-    from keras_transformer.losses import LabelSmoothedCrossEntropy
-    from keras_transformer.model import Transformer
-    from keras_transformer.schedules import transformer_optimizer
+    from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
+    from keras_transformer.models.transformer.transformer import Transformer
+    from keras_transformer.objectives.schedules import transformer_optimizer
 
     keras.utils.set_random_seed(0)
     keras.config.set_dtype_policy(args.dtype_policy)

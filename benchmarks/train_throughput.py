@@ -347,12 +347,12 @@ def worker_keras(model_name, cfg):
     sys.path.insert(0, REPO)
     # Submodules only: the package's TensorFlow-dependent parts (data,
     # tokenizer, training) are not needed here.
-    from keras_transformer.losses import LabelSmoothedCrossEntropy
+    from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 
     same_loss = LabelSmoothedCrossEntropy(label_smoothing=cfg["label_smoothing"])
     if model_name in ("ours", "ours_compute_logits"):
-        from keras_transformer.model import Transformer
-        from keras_transformer.schedules import transformer_optimizer
+        from keras_transformer.models.transformer.transformer import Transformer
+        from keras_transformer.objectives.schedules import transformer_optimizer
 
         logits_dtype = None if model_name == "ours_compute_logits" else "float32"
         model = Transformer(**arch, logits_dtype=logits_dtype)

@@ -28,7 +28,7 @@ from keras_transformer.data import (  # noqa: E402
     make_dataset,
     read_parallel,
 )
-from keras_transformer.translator import Translator  # noqa: E402
+from keras_transformer.models.transformer.translator import Translator
 
 RELOAD = """
 import sys

@@ -1,170 +1,102 @@
 """keras_transformer: the Transformer of "Attention Is All You Need" in Keras 3.
 
-Runs on the TensorFlow, JAX and PyTorch backends (``KERAS_BACKEND``).
+Runs on the TensorFlow, JAX and PyTorch backends (``KERAS_BACKEND``, read by
+Keras when it is first imported). ``import keras_transformer`` imports the
+whole package and so registers its Keras classes (layers, model, loss,
+metric, schedule, tokenizer, keras-hub task): ``.keras`` files and presets
+load in any order of imports.
 
-The package imports its modules on first use (``kt.Transformer`` imports
-`keras_transformer.model`), so that `keras_transformer.config` and
-`keras_transformer.presets` import without Keras: the command line reads a
-training config and picks the backend before Keras is imported.
+The package is layered; a module imports only from its own layer or lower:
+``special_tokens``/``utils`` < ``layers`` < ``objectives`` < ``decoding`` <
+``models`` < ``data`` < ``training`` < ``export`` < ``cli``
+(``tests/test_layering.py`` checks it).
 
-Keras finds the package's classes (the model, its layers, the loss, the
-metric, the schedule) by name when it loads a ``.keras`` file; they are
-registered as soon as Keras is imported, whatever the order:
-``import keras; import keras_transformer``, ``import keras_transformer;
-import keras`` or a first use of a Keras-using part of the package (an
-import hook on ``keras`` registers them when Keras' own import finishes).
-`register_keras_serializables()` does it explicitly.
+TensorFlow and keras-hub are dependencies of the package. Where they are not
+installed (a GPU machine with only JAX or PyTorch), the model, its layers,
+the objectives and the model-agnostic decoding still import; the tokenizer,
+the keras-hub task, the data pipeline, training and export need both.
 """
 
-import importlib
-import importlib.abc
-import importlib.util
-import sys
-import types
+from keras_transformer import layers
+from keras_transformer.decoding.options import DecodeOptions
+from keras_transformer.models.transformer.transformer import Transformer
+from keras_transformer.models.transformer.transformer_backbone import (
+    KERAS_HUB_AVAILABLE,
+    TransformerBackbone,
+)
+from keras_transformer.models.transformer.transformer_presets import (
+    PRESETS,
+    list_presets,
+    register_trained_preset,
+)
+from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
+from keras_transformer.objectives.metrics import MaskedTokenAccuracy
+from keras_transformer.objectives.schedules import (
+    TransformerSchedule,
+    transformer_optimizer,
+)
+from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from keras_transformer.version import __version__
 
-__version__ = "0.1.0"
+try:
+    import tensorflow as _tensorflow  # noqa: F401
+except ImportError:  # pragma: no cover - exercised only without TensorFlow.
+    TENSORFLOW_AVAILABLE = False
+else:
+    TENSORFLOW_AVAILABLE = True
 
-# Public name -> the submodule that defines it.
-_EXPORTS = {
-    "BOS_ID": "special_tokens",
-    "EOS_ID": "special_tokens",
-    "PAD_ID": "special_tokens",
-    "UNK_ID": "special_tokens",
-    "LabelSmoothedCrossEntropy": "losses",
-    "MaskedTokenAccuracy": "metrics",
-    "PRESETS": "presets",
-    "TrainConfig": "config",
-    "Transformer": "model",
-    "TransformerSchedule": "schedules",
-    "transformer_optimizer": "schedules",
-    "Translator": "translator",
-    "average_checkpoints": "checkpoints",
-    "train": "training",
-    # The keras-hub family (keras_transformer/hub/): the package imports
-    # where keras-hub is not installed.
-    "TransformerSeq2SeqLM": "hub",
-    "TransformerSeq2SeqLMPreprocessor": "hub",
-    "TransformerTokenizer": "hub",
-}
-_SUBPACKAGES = ("layers",)
-
-# The modules whose import registers every class a saved Transformer (and
-# its compile config) refers to; `model` imports the layers.
-_SERIALIZABLE_MODULES = ("model", "losses", "metrics", "schedules")
-_registered = False
-
-
-def register_keras_serializables():
-    """Registers the package's Keras classes, so that ``.keras`` files load.
-
-    Imports `keras_transformer.model` (and its layers), `losses`, `metrics`
-    and `schedules`, whose classes are decorated with
-    ``keras.saving.register_keras_serializable``. Usually automatic (see the
-    package docstring); calling it again does nothing.
-    """
-    global _registered
-    if _registered:
-        return
-    _registered = True
-    try:
-        for name in _SERIALIZABLE_MODULES:
-            importlib.import_module(f"{__name__}.{name}")
-    except BaseException:
-        _registered = False
-        raise
-
-
-def _register_when_safe():
-    """`register_keras_serializables` once Keras is loaded and no module of
-    this package is half-imported (importing `model` from inside another of
-    its imports could meet a partly initialized module)."""
-    if _registered or "keras" not in sys.modules:
-        return
-    for name, module in list(sys.modules.items()):
-        if name == __name__ or name.startswith(__name__ + "."):
-            if getattr(getattr(module, "__spec__", None), "_initializing", False):
-                return
-    register_keras_serializables()
-
-
-class _Package(types.ModuleType):
-    """This package's module type: Python sets each submodule as an attribute
-    of the package when its import finishes, the moment to register."""
-
-    def __setattr__(self, name, value):
-        super().__setattr__(name, value)
-        if isinstance(value, types.ModuleType):
-            _register_when_safe()
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        module = importlib.import_module(f"{__name__}.{_EXPORTS[name]}")
-        return getattr(module, name)
-    if name in _SUBPACKAGES:
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
-
+if TENSORFLOW_AVAILABLE and KERAS_HUB_AVAILABLE:
+    from keras_transformer.data.pipeline import make_dataset, make_dataset_from_files
+    from keras_transformer.export.saved_model import export_saved_model
+    from keras_transformer.models.transformer.transformer_seq_2_seq_lm import (
+        TransformerSeq2SeqLM,
+    )
+    from keras_transformer.models.transformer.transformer_seq_2_seq_lm_preprocessor import (
+        TransformerSeq2SeqLMPreprocessor,
+    )
+    from keras_transformer.models.transformer.transformer_tokenizer import (
+        SubwordTokenizer,
+        TransformerTokenizer,
+    )
+    from keras_transformer.models.transformer.translator import Translator
+    from keras_transformer.training.checkpoints import average_checkpoints
+    from keras_transformer.training.config import TrainConfig
+    from keras_transformer.training.trainer import train
 
 __all__ = [
+    "__version__",
     "BOS_ID",
+    "DecodeOptions",
     "EOS_ID",
+    "KERAS_HUB_AVAILABLE",
     "LabelSmoothedCrossEntropy",
     "MaskedTokenAccuracy",
     "PAD_ID",
     "PRESETS",
+    "SubwordTokenizer",
+    "TENSORFLOW_AVAILABLE",
     "TrainConfig",
+    "UNK_ID",
     "Transformer",
+    "TransformerBackbone",
+    "TransformerSchedule",
     "TransformerSeq2SeqLM",
     "TransformerSeq2SeqLMPreprocessor",
-    "TransformerSchedule",
     "TransformerTokenizer",
     "Translator",
-    "UNK_ID",
     "average_checkpoints",
+    "export_saved_model",
     "layers",
+    "list_presets",
+    "make_dataset",
+    "make_dataset_from_files",
     "register_keras_serializables",
+    "register_trained_preset",
     "train",
     "transformer_optimizer",
 ]
 
-class _RegisterAfterKeras(importlib.abc.MetaPathFinder):
-    """Registers the package's classes when ``import keras`` finishes
-    (``import keras_transformer`` came first, then ``import keras``, then
-    ``keras.saving.load_model``): a post-import hook, which Python has no
-    public API for, made of a one-shot finder that wraps Keras' loader."""
 
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != "keras":
-            return None
-        _remove_keras_hook()
-        spec = importlib.util.find_spec("keras")
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        exec_module = spec.loader.exec_module
-
-        def exec_and_register(module):
-            exec_module(module)
-            # Keras is complete here; registering imports `model`, which
-            # imports `keras` again and gets this module.
-            _register_when_safe()
-
-        spec.loader.exec_module = exec_and_register
-        return spec
-
-
-def _remove_keras_hook():
-    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _RegisterAfterKeras)]
-
-
-sys.modules[__name__].__class__ = _Package
-if "keras" in sys.modules:
-    # Keras came first (``import keras; import keras_transformer``): register
-    # now, as an eager package would.
-    register_keras_serializables()
-elif not any(isinstance(f, _RegisterAfterKeras) for f in sys.meta_path):
-    sys.meta_path.insert(0, _RegisterAfterKeras())
+def register_keras_serializables():
+    """Kept for code written for 0.1: importing `keras_transformer` registers
+    the package's Keras classes, so there is nothing left to do."""

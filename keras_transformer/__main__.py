@@ -2,7 +2,7 @@
 
 import sys
 
-from keras_transformer.cli import main
+from keras_transformer.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

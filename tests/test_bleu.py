@@ -5,10 +5,10 @@ import math
 import pytest
 import sacrebleu
 
-from keras_transformer.bleu import BleuResult
-from keras_transformer.bleu import corpus_bleu
-from keras_transformer.bleu import format_bleu_report
-from keras_transformer.bleu import tokenized_bleu
+from keras_transformer.training.bleu import BleuResult
+from keras_transformer.training.bleu import corpus_bleu
+from keras_transformer.training.bleu import format_bleu_report
+from keras_transformer.training.bleu import tokenized_bleu
 
 HYPOTHESES = [
     "Zwei junge Männer stehen draußen.",

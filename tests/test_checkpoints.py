@@ -7,11 +7,11 @@ import pytest
 
 from conftest import to_numpy
 from keras_transformer import Transformer, Translator
-from keras_transformer.checkpoints import average_checkpoints
-from keras_transformer.checkpoints import list_checkpoints
-from keras_transformer.checkpoints import save_architecture
-from keras_transformer.schedules import transformer_optimizer
-from keras_transformer.losses import LabelSmoothedCrossEntropy
+from keras_transformer.training.checkpoints import average_checkpoints
+from keras_transformer.training.checkpoints import list_checkpoints
+from keras_transformer.training.checkpoints import save_architecture
+from keras_transformer.objectives.schedules import transformer_optimizer
+from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 
 
 def tiny_model():
@@ -116,7 +116,7 @@ def test_errors_name_the_problem(tmp_path):
 
 def nan_checkpoint(directory, epoch):
     """Writes epoch ``epoch`` of the fixture's architecture with NaN weights."""
-    from keras_transformer.checkpoints import load_architecture
+    from keras_transformer.training.checkpoints import load_architecture
 
     model = load_architecture(str(directory))
     variable = model.weights[0]

@@ -9,9 +9,9 @@ import sys
 import keras
 import pytest
 
-from keras_transformer.cli import build_parser
-from keras_transformer.config import TrainConfig
-from keras_transformer.cli import main
+from keras_transformer.cli.main import build_parser
+from keras_transformer.training.config import TrainConfig
+from keras_transformer.cli.main import main
 
 COMMANDS = (
     "train", "translate", "evaluate", "average-checkpoints", "export", "info", "score"
@@ -60,7 +60,7 @@ def test_unknown_keys_are_rejected_by_name(tmp_path, capsys):
 
 
 def test_flags_file_and_set_combine_in_order(tmp_path):
-    from keras_transformer.cli import _train_config
+    from keras_transformer.cli.main import _train_config
 
     config = tmp_path / "run.json"
     config.write_text('{"epochs": 2, "seed": 5, "preset": "tiny"}')
@@ -114,7 +114,7 @@ def test_train_then_translate_from_the_run_directory(
 
 
 def test_translate_n_best_alignment_and_score_lines(trained_run, tmp_path, capsys):
-    from keras_transformer.translator import Translator
+    from keras_transformer.models.transformer.translator import Translator
 
     sentences = ["twenty-one", "", "three hundred forty-five"]
     source = tmp_path / "input.en"
@@ -223,7 +223,7 @@ def test_evaluate_and_average_from_the_run_directory(trained_run, tmp_path, caps
 def test_export_passes_the_options_and_the_runs_decoding_settings(
     tmp_path, monkeypatch, capsys
 ):
-    from keras_transformer import export
+    from keras_transformer.export import saved_model as export
     calls = []
 
     def fake_export(*args, **kwargs):

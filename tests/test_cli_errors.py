@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from keras_transformer import Transformer
-from keras_transformer.checkpoints import save_architecture
-from keras_transformer.cli import main
+from keras_transformer.training.checkpoints import save_architecture
+from keras_transformer.cli.main import main
 from keras_transformer.data import SubwordTokenizer
 
 SENTENCES = ["a b c d e f g h", "a c e g", "b d f h", "h g f e d c b a"] * 10

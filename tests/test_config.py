@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from keras_transformer.config import DEFAULT_TASK_SETTINGS
-from keras_transformer.config import USER_DATA_SETTINGS
-from keras_transformer.config import TrainConfig
-from keras_transformer.config import parse_overrides
+from keras_transformer.training.config import DEFAULT_TASK_SETTINGS
+from keras_transformer.training.config import USER_DATA_SETTINGS
+from keras_transformer.training.config import TrainConfig
+from keras_transformer.training.config import parse_overrides
 
 
 def test_unknown_key_is_an_error_naming_it_and_listing_valid_keys():
@@ -169,7 +169,8 @@ def test_average_last_n_takes_one_n_or_candidates_to_choose_from():
 
 
 def test_every_key_but_two_is_a_train_flag_and_old_spellings_still_work():
-    from keras_transformer.cli import _train_config, build_parser
+    from keras_transformer.cli.main import _train_config
+    from keras_transformer.cli.main import build_parser
 
     parser = build_parser()
     train = parser._subparsers._group_actions[0].choices["train"]
@@ -205,10 +206,10 @@ def test_every_key_but_two_is_a_train_flag_and_old_spellings_still_work():
 def test_keras_free_lists_agree_with_the_keras_modules():
     import inspect
 
-    from keras_transformer import config as config_module
-    from keras_transformer.distribution import DISTRIBUTIONS
-    from keras_transformer.model import Transformer
-    from keras_transformer.presets import _parsed_argument_names
+    from keras_transformer.training import config as config_module
+    from keras_transformer.training.distribution import DISTRIBUTIONS
+    from keras_transformer.models.transformer.transformer import Transformer
+    from keras_transformer.models.transformer.transformer_presets import _parsed_argument_names
 
     assert config_module.DISTRIBUTIONS == DISTRIBUTIONS
     parameters = inspect.signature(Transformer.__init__).parameters

@@ -20,17 +20,15 @@ ctranslate2 = pytest.importorskip(
 )
 
 from keras_transformer import Transformer, Translator  # noqa: E402
-from keras_transformer.ctranslate2_export import (  # noqa: E402
-    METADATA_FILENAME,
-    CTranslate2Translator,
-    export_ctranslate2,
-    export_run_directory_to_ctranslate2,
-)
+from keras_transformer.export.ctranslate2_converter import METADATA_FILENAME
+from keras_transformer.export.ctranslate2_translator import CTranslate2Translator
+from keras_transformer.export.ctranslate2_converter import export_ctranslate2
+from keras_transformer.export.ctranslate2_converter import export_run_directory_to_ctranslate2
 from keras_transformer.data.default_task import default_task_splits  # noqa: E402
-from keras_transformer.data.tokenizer import SubwordTokenizer  # noqa: E402
-from keras_transformer.decoding.compile import jax_stateless_jit  # noqa: E402
+from keras_transformer.models.transformer.transformer_tokenizer import SubwordTokenizer
+from keras_transformer.decoding.backends import jax_stateless_jit
 from keras_transformer.decoding.forced import token_log_probs  # noqa: E402
-from keras_transformer.losses import LabelSmoothedCrossEntropy  # noqa: E402
+from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 from keras_transformer.special_tokens import BOS_ID, EOS_ID  # noqa: E402
 
 from conftest import to_numpy  # noqa: E402

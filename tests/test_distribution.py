@@ -241,9 +241,9 @@ def test_jax_data_parallel_trains_on_the_pipelines_batches(tmp_path):
 
 
 def test_batch_multiple_for_a_single_device():
-    from keras_transformer.distribution import batch_multiple_for
-    from keras_transformer.distribution import initialize_multi_host
-    from keras_transformer.distribution import pipeline_options_for
+    from keras_transformer.training.distribution import batch_multiple_for
+    from keras_transformer.training.distribution import initialize_multi_host
+    from keras_transformer.training.distribution import pipeline_options_for
 
     assert batch_multiple_for("none") == 1
     expected = len(keras.distribution.list_devices()) if keras.backend.backend() == "jax" else 1
@@ -263,7 +263,7 @@ def test_multi_host_initializes_once_and_shards_by_process(monkeypatch):
     (index 1) yields the second half of every global batch."""
     import jax
 
-    from keras_transformer.distribution import pipeline_options_for
+    from keras_transformer.training.distribution import pipeline_options_for
 
     calls = []
     monkeypatch.setenv("KERAS_DISTRIBUTION_NUM_PROCESSES", "2")
@@ -281,7 +281,7 @@ def test_multi_host_initializes_once_and_shards_by_process(monkeypatch):
 
 
 def test_unknown_distribution_is_refused():
-    from keras_transformer.distribution import distribution_scope
+    from keras_transformer.training.distribution import distribution_scope
 
     with pytest.raises(ValueError, match="distribution must be one of"):
         with distribution_scope("pipeline"):
@@ -290,7 +290,7 @@ def test_unknown_distribution_is_refused():
 
 @pytest.mark.skipif(keras.backend.backend() != "torch", reason="torch only")
 def test_torch_distribution_is_refused_clearly():
-    from keras_transformer.distribution import distribution_scope
+    from keras_transformer.training.distribution import distribution_scope
 
     for kind in ("data", "model", "multi-worker"):
         with pytest.raises(ValueError, match="no multi-device API for PyTorch"):
@@ -299,7 +299,7 @@ def test_torch_distribution_is_refused_clearly():
 
 
 def test_train_config_accepts_only_known_distributions():
-    from keras_transformer.config import TrainConfig
+    from keras_transformer.training.config import TrainConfig
 
     assert TrainConfig(distribution="data").distribution == "data"
     with pytest.raises(ValueError, match="distribution must be one of"):

@@ -113,8 +113,8 @@ def model_dir(tmp_path_factory):
 
 
 def test_export_serves_like_the_translator(model_dir, tmp_path):
-    from keras_transformer.export import export_saved_model
-    from keras_transformer.translator import Translator
+    from keras_transformer.export.saved_model import export_saved_model
+    from keras_transformer.models.transformer.translator import Translator
 
     version_dir = export_saved_model(
         model_dir, str(tmp_path / "export"), version=3, beam_size=BEAM, alpha=ALPHA,
@@ -236,7 +236,7 @@ def test_saved_model_cli_lists_every_signature_of_an_int8_export(model_dir, tmp_
     # every backend), so this one runs once per suite.
     if keras.config.backend() != "tensorflow":
         pytest.skip("the int8 export runs once per suite, under the tensorflow backend")
-    from keras_transformer.export import export_saved_model
+    from keras_transformer.export.saved_model import export_saved_model
 
     # int8 (Keras' Model.quantize before export): the signatures are the same
     # and serve what Translator(quantize="int8") translates.
@@ -250,7 +250,7 @@ def test_saved_model_cli_lists_every_signature_of_an_int8_export(model_dir, tmp_
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the SentencePiece ops)
 
-    from keras_transformer.translator import Translator
+    from keras_transformer.models.transformer.translator import Translator
 
     sentences = ["twenty-one", "three hundred forty-five", "nine"]
     served = tf.saved_model.load(version_dir).signatures["serving_default"](
@@ -276,7 +276,7 @@ def test_saved_model_cli_lists_every_signature_of_an_int8_export(model_dir, tmp_
 
 
 def test_export_errors(tmp_path):
-    from keras_transformer.export import export_saved_model
+    from keras_transformer.export.saved_model import export_saved_model
 
     with pytest.raises(FileNotFoundError, match="model.keras"):
         export_saved_model(str(tmp_path), str(tmp_path / "out"))

@@ -6,10 +6,10 @@ import textwrap
 
 import pytest
 
-from keras_transformer.config import TrainConfig
-from keras_transformer.config import parse_overrides
-from keras_transformer.host_memory import _glibc_mallopt
-from keras_transformer.host_memory import resolve_retain_host_memory
+from keras_transformer.training.config import TrainConfig
+from keras_transformer.training.config import parse_overrides
+from keras_transformer.training.host_memory import _glibc_mallopt
+from keras_transformer.training.host_memory import resolve_retain_host_memory
 
 # In a child process (the setting is process-wide): where does glibc put a
 # 64 MiB block, before and after `retain_freed_memory`? Before, above the

@@ -16,7 +16,7 @@ import tensorflow as tf
 import keras_transformer as kt
 from keras_transformer.data import SubwordTokenizer, default_task_splits, make_dataset
 from keras_transformer.decoding import DecodeOptions
-from keras_transformer.hub import presets as preset_lib
+from keras_transformer.models.transformer import transformer_presets as preset_lib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VOCABULARY_SIZE = 64
@@ -416,7 +416,7 @@ def test_generate_takes_the_decode_options(numbers):
 
 
 def test_translator_and_cli_accept_a_preset_directory(numbers, tmp_path, capsys):
-    from keras_transformer import cli
+    from keras_transformer.cli import main as cli
 
     translator = kt.Translator.from_directory(NUMBERS_PRESET)
     sentences = numbers["src"][:4]
@@ -429,7 +429,7 @@ def test_translator_and_cli_accept_a_preset_directory(numbers, tmp_path, capsys)
     # A run directory with the preset in preset/ is found too.
     run = tmp_path / "run"
     shutil.copytree(NUMBERS_PRESET, str(run / "preset"))
-    from keras_transformer.run_directory import find_trained_model
+    from keras_transformer.models.transformer.transformer_loader import find_trained_model
 
     assert find_trained_model(str(run)).kind == "preset"
     empty = tmp_path / "empty"

@@ -16,7 +16,7 @@ from keras_transformer.data.pipeline import make_dataset_from_files
 from keras_transformer.data.text_files import read_lines
 from keras_transformer.data.text_files import read_parallel
 from keras_transformer.data.text_files import write_lines
-from keras_transformer.data.tokenizer import SubwordTokenizer
+from keras_transformer.models.transformer.transformer_tokenizer import SubwordTokenizer
 from keras_transformer.special_tokens import BOS_ID
 from keras_transformer.special_tokens import EOS_ID
 from keras_transformer.special_tokens import PAD_ID
@@ -147,8 +147,8 @@ def test_default_bucket_lengths():
 
 
 def test_training_config_bucket_step_reaches_the_pipeline(pairs, tokenizer):
-    from keras_transformer.config import TrainConfig
-    from keras_transformer.training import build_datasets
+    from keras_transformer.training.config import TrainConfig
+    from keras_transformer.training.trainer import build_datasets
 
     src, tgt = pairs
     splits = {"train": (src, tgt)}
@@ -493,8 +493,8 @@ def test_batch_sizes_are_multiples_of_batch_multiple(drop_remainder):
 
 
 def test_fully_masked_rows_change_neither_loss_nor_accuracy():
-    from keras_transformer.losses import LabelSmoothedCrossEntropy
-    from keras_transformer.metrics import MaskedTokenAccuracy
+    from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
+    from keras_transformer.objectives.metrics import MaskedTokenAccuracy
 
     rng = np.random.default_rng(0)
     labels = np.array([[5, 6, 7, 0], [8, 9, 0, 0]], "int32")

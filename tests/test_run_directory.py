@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from keras_transformer import Transformer
-from keras_transformer import run_directory
-from keras_transformer.run_directory import RunDirectory
-from keras_transformer.run_directory import RunDirectoryError
+from keras_transformer.training import run_directory
+from keras_transformer.utils import file_io
+from keras_transformer.training.run_directory import RunDirectory
+from keras_transformer.training.run_directory import RunDirectoryError
 
 
 def strict_json(path):
@@ -55,7 +56,7 @@ def contents(path):
 
 def test_non_finite_numbers_are_written_as_null(tmp_path):
     path = tmp_path / "results.json"
-    run_directory.atomic_write_json(
+    file_io.atomic_write_json(
         path, {"loss": float("nan"), "scores": [1.5, float("inf")], "n": np.float32(2)}
     )
     assert strict_json(path) == {"loss": None, "scores": [1.5, None], "n": 2.0}
@@ -64,9 +65,9 @@ def test_non_finite_numbers_are_written_as_null(tmp_path):
 
 def test_a_failed_write_leaves_the_old_file(tmp_path):
     path = tmp_path / "results.json"
-    run_directory.atomic_write_json(path, {"good": 1})
+    file_io.atomic_write_json(path, {"good": 1})
     with pytest.raises(TypeError):
-        run_directory.atomic_write_json(path, {"bad": object()})
+        file_io.atomic_write_json(path, {"bad": object()})
     assert strict_json(path) == {"good": 1}
     assert os.listdir(tmp_path) == ["results.json"]
 
@@ -74,14 +75,14 @@ def test_a_failed_write_leaves_the_old_file(tmp_path):
 def test_non_finite_weights_never_replace_a_good_file(tmp_path):
     model = tiny_model()
     path = tmp_path / "epoch_001.weights.h5"
-    run_directory.save_weights(model, path)
+    file_io.save_weights(model, path)
     good = path.read_bytes()
     variable = model.weights[0]
     variable.assign(np.full(variable.shape, np.nan, "float32"))
     with pytest.raises(ValueError, match="non-finite.*" + variable.path):
-        run_directory.save_weights(model, path)
+        file_io.save_weights(model, path)
     with pytest.raises(ValueError, match="non-finite"):
-        run_directory.save_model(model, tmp_path / "model.keras")
+        file_io.save_model(model, tmp_path / "model.keras")
     assert path.read_bytes() == good
     assert os.listdir(tmp_path) == ["epoch_001.weights.h5"]
 
@@ -160,17 +161,17 @@ def test_load_model_errors_name_the_file(tmp_path):
     data = model_path.read_bytes()
     model_path.write_bytes(data[: len(data) // 2])
     with pytest.raises(ValueError, match="model.keras.*not a valid .keras file") as info:
-        run_directory.load_model(model_path)
+        file_io.load_model(model_path)
     assert "File not found" not in str(info.value)
     with pytest.raises(FileNotFoundError, match="missing.keras"):
-        run_directory.load_model(tmp_path / "missing.keras")
+        file_io.load_model(tmp_path / "missing.keras")
 
 
 def test_a_run_started_before_new_config_keys_existed_can_resume(tmp_path):
     """config.json of an older version lacks the keys added since; the run
     used their defaults, so it is the same run (issue #15's new keys)."""
     from keras_transformer import TrainConfig
-    from keras_transformer.training import _claim
+    from keras_transformer.training.trainer import _claim
 
     config = TrainConfig(output_dir=str(tmp_path / "run"), epochs=3).resolved()
     saved = config.to_dict()

@@ -113,7 +113,7 @@ def _loss_and_gradient(function, labels, logits):
 @pytest.mark.parametrize("eps", [0.1, 0.0])
 def test_every_loss_formulation_gives_the_same_values_and_gradients(eps):
     """Each backend uses its fastest formulation; all must be the same loss."""
-    from keras_transformer import losses
+    from keras_transformer.objectives import losses
 
     rng = np.random.default_rng(1)
     V = 50

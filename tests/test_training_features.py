@@ -18,22 +18,22 @@ import keras
 import numpy as np
 import pytest
 
-from keras_transformer.callbacks import BestCheckpoint
-from keras_transformer.callbacks import StepLimit
-from keras_transformer.callbacks import ema_weights
-from keras_transformer.checkpoints import average_checkpoints
-from keras_transformer.checkpoints import list_checkpoints
-from keras_transformer.config import TrainConfig
-from keras_transformer.final_model import best_candidate
-from keras_transformer.losses import LabelSmoothedCrossEntropy
-from keras_transformer.model import Transformer
-from keras_transformer.run_directory import load_model
-from keras_transformer.schedules import TransformerSchedule
-from keras_transformer.training import _count_updates_in_schedule
-from keras_transformer.training import _schedule
-from keras_transformer.training import build_model
-from keras_transformer.training import build_optimizer
-from keras_transformer.training import train
+from keras_transformer.training.callbacks import BestCheckpoint
+from keras_transformer.training.callbacks import StepLimit
+from keras_transformer.training.callbacks import ema_weights
+from keras_transformer.training.checkpoints import average_checkpoints
+from keras_transformer.training.checkpoints import list_checkpoints
+from keras_transformer.training.config import TrainConfig
+from keras_transformer.training.model_selection import best_candidate
+from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
+from keras_transformer.models.transformer.transformer import Transformer
+from keras_transformer.utils.file_io import load_model
+from keras_transformer.objectives.schedules import TransformerSchedule
+from keras_transformer.training.trainer import _count_updates_in_schedule
+from keras_transformer.training.trainer import _schedule
+from keras_transformer.training.trainer import build_model
+from keras_transformer.training.trainer import build_optimizer
+from keras_transformer.training.trainer import train
 from conftest import to_numpy
 
 TINY = dict(

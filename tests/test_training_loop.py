@@ -9,14 +9,14 @@ import shutil
 import keras
 import pytest
 
-from keras_transformer.config import TrainConfig
+from keras_transformer.training.config import TrainConfig
 from keras_transformer.data import default_task_splits
 from keras_transformer.data import write_lines
-from keras_transformer.callbacks import PruneCheckpoints
-from keras_transformer.callbacks import StepLimit
-from keras_transformer.callbacks import TimeBudget
-from keras_transformer.training import _schedule
-from keras_transformer.training import train
+from keras_transformer.training.callbacks import PruneCheckpoints
+from keras_transformer.training.callbacks import StepLimit
+from keras_transformer.training.callbacks import TimeBudget
+from keras_transformer.training.trainer import _schedule
+from keras_transformer.training.trainer import train
 
 # A few-second run on the default task: a very small model and short epochs.
 TINY = dict(

@@ -44,12 +44,9 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from keras_transformer.data.packing import PairPacker
-from keras_transformer.data.packing import fill_batch
+from keras_transformer.data.packing import PairPacker, fill_batch
 from keras_transformer.data.text_files import read_parallel
-from keras_transformer.special_tokens import BOS_ID
-from keras_transformer.special_tokens import EOS_ID
-from keras_transformer.special_tokens import PAD_ID
+from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
 BUCKETINGS = ("separate", "joint", "packed")
 

@@ -7,17 +7,12 @@ preparation used by the SavedModel) live in the submodules: `search`,
 `compile`, `sampling`, `forced`, `sources`, `options`.
 """
 
-from keras_transformer.decoding.compile import Generator
-from keras_transformer.decoding.compile import compile_for_backend
-from keras_transformer.decoding.compile import compiled_decode
-from keras_transformer.decoding.compile import generate
-from keras_transformer.decoding.forced import alignments
-from keras_transformer.decoding.forced import token_log_probs
+from keras_transformer.decoding.backends import compile_for_backend, compiled_decode
+from keras_transformer.decoding.forced import alignments, token_log_probs
+from keras_transformer.decoding.generate import Generator, generate
 from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.decoding.sampling import sample_tokens
-from keras_transformer.decoding.search import beam_search
-from keras_transformer.decoding.search import greedy_search
-from keras_transformer.decoding.search import length_penalty
+from keras_transformer.decoding.search import beam_search, greedy_search, length_penalty
 from keras_transformer.decoding.sources import prepare_sources
 
 __all__ = [

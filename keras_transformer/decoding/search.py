@@ -49,8 +49,7 @@ import contextlib
 import contextvars
 import numbers
 
-from keras import ops
-from keras import tree
+from keras import ops, tree
 
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
 

@@ -7,7 +7,6 @@ from keras import ops
 
 from keras_transformer.layers.masks import causal_mask, merge_attention_masks
 
-
 PROJECTION_LAYOUTS = ("head_major", "qkv_major")
 # The layout of models saved before `projection_layout` existed.
 LEGACY_PROJECTION_LAYOUT = "qkv_major"

@@ -4,7 +4,7 @@ attention and feed-forward."""
 import keras
 
 from keras_transformer.layers.feed_forward import PositionwiseFeedForward
-from keras_transformer.layers.residual import (
+from keras_transformer.layers.transformer_layer import (
     ResidualBlock,
     TransformerLayerBase,
     make_layer_norm,

@@ -3,7 +3,7 @@
 import keras
 
 from keras_transformer.layers.feed_forward import PositionwiseFeedForward
-from keras_transformer.layers.residual import (
+from keras_transformer.layers.transformer_layer import (
     ResidualBlock,
     TransformerLayerBase,
     make_layer_norm,

@@ -29,6 +29,12 @@ import keras
 import numpy as np
 from keras import ops
 
+try:
+    import tensorflow as tf
+except ImportError:  # TensorFlow is needed only on its own backend.
+    tf = None
+import itertools
+
 
 def out_of_range_message(name, token_id, vocabulary_size):
     return (
@@ -109,7 +115,6 @@ def _range_of_ids(token_ids, ignore_id):
 
 
 def _check_tensorflow(token_ids, vocabulary_size, name, ignore_id):
-    import tensorflow as tf
 
     if tf.executing_eagerly():
         check_token_id_arrays(token_ids, vocabulary_size, name, ignore_id)
@@ -290,7 +295,6 @@ def checked_jax_step_function(model, step_function, kind):
             ``predict_function`` as Keras' JAX trainer built it.
         kind: "train", "test" or "predict" (the layout of ``state``).
     """
-    import itertools
 
     def checked(state, iterator):
         batches = list(itertools.islice(iterator, max(1, model.steps_per_execution)))

@@ -1,0 +1,442 @@
+"""The subcommands of ``keras-transformer``: each turns parsed arguments
+into calls of the library (`train`, `Translator`, `average_checkpoints`,
+`export_saved_model`, the CTranslate2 converter) and prints the result.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import keras
+
+from keras_transformer.cli.parser import _train_flag_fields
+from keras_transformer.data import read_lines, read_parallel, write_lines
+from keras_transformer.decoding.options import DecodeOptions
+from keras_transformer.export.ctranslate2_converter import (
+    export_run_directory_to_ctranslate2,
+)
+from keras_transformer.export.saved_model import export_saved_model
+from keras_transformer.models.transformer.transformer_loader import (
+    locate_trained_model,
+)
+from keras_transformer.models.transformer.transformer_presets import PRESETS
+from keras_transformer.models.transformer.translator import Translator
+from keras_transformer.training.checkpoints import average_checkpoints
+from keras_transformer.training.config import (
+    TrainConfig,
+    load_run_config,
+    parse_overrides,
+)
+from keras_transformer.training.evaluation import (
+    evaluate_translations,
+    format_evaluation,
+)
+from keras_transformer.training.run_directory import RunDirectory
+from keras_transformer.training.trainer import load_data, train
+from keras_transformer.utils.file_io import read_json
+from keras_transformer.utils.run_files import TASK_CONFIG_FILE
+from keras_transformer.version import __version__
+
+
+def _train_config(args):
+    """The `TrainConfig` of ``train``: file, then flags, then --set."""
+    if getattr(args, "_config", None) is not None:
+        return args._config
+
+    config = TrainConfig.from_file(args.config) if args.config else TrainConfig()
+    keys = [field.name for field in _train_flag_fields()]
+    flags = {key: getattr(args, key) for key in keys if hasattr(args, key)}
+    if "backend" in args:
+        flags["backend"] = args.backend
+    config = config.replace(**flags)
+    config = parse_overrides(args.overrides, config)
+    args._config = config
+    return config
+
+
+def _run_train(args):
+
+    result = train(_train_config(args), overwrite=args.overwrite)
+    return 1 if result.stop_reason == "NaN loss" else 0
+
+
+def _check_model_dir(model_dir):
+    """Raises before any work when ``model_dir`` cannot hold a trained model
+    (what it holds is checked when the model loads, after the options)."""
+    if not os.path.isdir(model_dir):
+        what = "is not a directory" if os.path.exists(model_dir) else "does not exist"
+        raise FileNotFoundError(
+            f"--model-dir {model_dir!r} {what} (expected a run directory with "
+            "model.keras and vocab.spm, or a preset written by save_to_preset)."
+        )
+
+
+def _run_config(model_dir):
+    """The `TrainConfig` of a run directory; None for a preset or a
+    directory without config.json."""
+
+    files = locate_trained_model(model_dir)
+    if files is not None and files.kind != "run":
+        return None
+    if os.path.isfile(RunDirectory(model_dir).config_path):
+        return load_run_config(model_dir)
+    return None
+
+
+def _preset_decoding_settings(model_dir):
+    """The generation defaults a keras-hub preset saved (its task.json)."""
+
+    files = locate_trained_model(model_dir)
+    if files is None or files.kind != "preset":
+        return {}
+    path = os.path.join(files.directory, TASK_CONFIG_FILE)
+    if not os.path.isfile(path):
+        return {}
+    task = read_json(path, "preset file")
+    config = task.get("config", {}) if isinstance(task, dict) else None
+    if not isinstance(config, dict):
+        raise ValueError(f"The preset file {path!r} holds no task config (a JSON object).")
+    settings = dict(config.get("decode_options") or {})
+    settings.update({k: config[k] for k in ("beam_size", "alpha", "max_extra_length") if k in config})
+    return settings
+
+
+def _check_output_file(path, flag="--output"):
+    """Raises before any work when the output file ``path`` cannot be written."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{flag} {path!r} is a directory, not a file.")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"{flag} {path!r}: the directory {directory!r} does not exist.")
+    if not os.access(directory, os.W_OK) or (
+        os.path.exists(path) and not os.access(path, os.W_OK)
+    ):
+        raise PermissionError(f"{flag} {path!r} is not writable.")
+
+
+def _read_stdin():
+    """Lines of stdin decoded as strict UTF-8 (an error names stdin)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    try:
+        if buffer is not None:
+            text = buffer.read().decode("utf-8")
+        else:
+            text = sys.stdin.read()
+            text.encode("utf-8")  # Lone surrogates (surrogateescape) fail here.
+    except UnicodeError as error:
+        where = f" (byte {error.start})" if hasattr(error, "start") else ""
+        raise ValueError(f"stdin is not UTF-8 text{where}: {error.reason}") from None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.strip() for line in lines]
+
+
+def _decoding_kwargs(args, run_config):
+    kwargs = {}
+    saved = {}
+    if run_config is None and getattr(args, "model_dir", None):
+        saved = _preset_decoding_settings(args.model_dir)
+    for key in ("beam_size", "alpha", "max_extra_length"):
+        value = getattr(args, key)
+        if value is None and run_config is not None:
+            value = getattr(run_config, key)
+        if value is None:
+            value = saved.get(key)
+        if value is not None:
+            kwargs[key] = value
+    if getattr(args, "batch_size", None) is not None:
+        kwargs["batch_size"] = args.batch_size
+    return kwargs
+
+
+_SEARCH_FLAGS = ("min_length", "sampling", "temperature", "top_k", "top_p", "seed")
+
+
+def _decode_options(args, run_config):
+    """The `DecodeOptions` of the flags (and the run's settings), validated
+    before any model is loaded; errors name the option."""
+
+    values = _decoding_kwargs(args, run_config)
+    values.pop("batch_size", None)
+    for key in _SEARCH_FLAGS:
+        value = getattr(args, key, None)
+        if value is not None and value is not False:
+            values[key] = value
+    if getattr(args, "sampling", False) and getattr(args, "beam_size", None) is None:
+        values["beam_size"] = 1  # the run's beam size is for search
+    n_best = getattr(args, "n_best", None)
+    if n_best is not None:
+        values["num_return"] = n_best
+    return DecodeOptions(**values)
+
+
+def _load_translator(model_dir, quantize=None):
+
+    return Translator.from_directory(model_dir, quantize=quantize)
+
+
+def _run_translate(args):
+
+    _check_model_dir(args.model_dir)
+    if args.output != "-":
+        _check_output_file(args.output)
+    run_config = _run_config(args.model_dir)
+    options = _decode_options(args, run_config)
+    prefixes = None
+    if args.target_prefix is not None:
+        prefixes = read_lines(args.target_prefix)
+    if args.input != "-":
+        lines = read_lines(args.input)
+        _check_prefix_count(prefixes, lines)
+    # Before reading stdin: a broken model is reported without waiting for it.
+    translator = _load_translator(args.model_dir, args.quantize)
+    if args.input == "-":
+        lines = _read_stdin()
+        _check_prefix_count(prefixes, lines)
+    indices = [i for i, line in enumerate(lines) if line]
+    batch_size = getattr(args, "batch_size", None)
+    detailed = args.n_best is not None or args.print_alignment or args.format == "jsonl"
+    result = translator.translate(
+        [lines[i] for i in indices],
+        options,
+        batch_size=batch_size,
+        target_prefix=None if prefixes is None else [prefixes[i] for i in indices],
+        return_scores=detailed,
+        return_alignments=args.print_alignment,
+        verbose=False if args.output == "-" else "auto",
+    )
+    if detailed:
+        outputs = _detailed_lines(args, translator, lines, indices, options, result)
+    else:
+        outputs = [""] * len(lines)
+        for i, translation in zip(indices, result):
+            outputs[i] = translation
+    _write_output(args.output, outputs)
+    return 0
+
+
+def _write_output(path, lines):
+    """Lines to stdout (``"-"``) or to ``path`` (gzip when it ends in .gz)."""
+    if path == "-":
+        for line in lines:
+            sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+        return
+
+    write_lines(path, lines)
+
+
+def _check_prefix_count(prefixes, lines):
+    if prefixes is not None and len(prefixes) != len(lines):
+        raise ValueError(
+            f"--target-prefix has {len(prefixes)} lines but the input has "
+            f"{len(lines)}; give one prefix per input line."
+        )
+
+
+def _detailed_lines(args, translator, lines, indices, options, result):
+    """fairseq-like ``H-``/``A-`` lines, or JSON lines, for every input line.
+
+    ``H-<line>\t<score>\t<text>`` per hypothesis (best first; samples in
+    order); with alignments ``A-<line>\t<src>-<tgt> ...`` after it (token
+    indices from 0, EOS excluded on the target side). Empty input lines get
+    no ``H-`` line (text) or ``"hypotheses": []`` (jsonl).
+    """
+
+    texts, scores = result[0], result[1]
+    if args.print_alignment:
+        aligned = result[2]
+    else:
+        aligned = [[None] * options.num_return for _ in texts]
+    if options.num_return == 1:
+        texts = [[t] for t in texts]
+        scores = [[s] for s in scores]
+        aligned = aligned if not args.print_alignment else [[a] for a in aligned]
+    by_line = dict(zip(indices, zip(texts, scores, aligned)))
+    outputs = []
+    for i, line in enumerate(lines):
+        hypotheses = []
+        if i in by_line:
+            for text, score, alignment in zip(*by_line[i]):
+                pairs = None
+                if alignment is not None:
+                    pairs = [[int(s), t] for t, s in enumerate(alignment[:-1])]
+                hypotheses.append((text, score, pairs))
+        if args.format == "jsonl":
+            record = {"id": i, "source": line, "hypotheses": []}
+            for text, score, pairs in hypotheses:
+                entry = {"text": text, "score": round(score, 6)}
+                if pairs is not None:
+                    entry["alignment"] = pairs
+                record["hypotheses"].append(entry)
+            outputs.append(json.dumps(record, ensure_ascii=False))
+            continue
+        for text, score, pairs in hypotheses:
+            outputs.append(f"H-{i}\t{score:.6f}\t{text}")
+            if pairs is not None:
+                outputs.append(f"A-{i}\t" + " ".join(f"{s}-{t}" for s, t in pairs))
+    return outputs
+
+
+def _run_score(args):
+
+    _check_model_dir(args.model_dir)
+    if args.output != "-":
+        _check_output_file(args.output)
+    # Every line is scored (an empty pair too), so outputs align with inputs.
+    sources, targets = read_lines(args.src), read_lines(args.tgt)
+    if len(sources) != len(targets):
+        raise ValueError(
+            f"--src has {len(sources)} lines but --tgt has {len(targets)}; "
+            "they must be aligned line by line."
+        )
+
+    translator = Translator.from_directory(
+        args.model_dir, max_source_length=args.max_source_length, quantize=args.quantize
+    )
+    totals = translator.score(
+        sources, targets, return_token_scores=args.token_scores
+    )
+    outputs = []
+    if args.token_scores:
+        totals, token_scores = totals
+        for total, row in zip(totals, token_scores):
+            outputs.append(f"{total:.6f}\t" + " ".join(f"{v:.6f}" for v in row))
+    else:
+        outputs = [f"{total:.6f}" for total in totals]
+    _write_output(args.output, outputs)
+    return 0
+
+
+def _evaluation_data(args, run_config):
+    """``(sources, references, name, is_default_task)``."""
+
+    if (args.src is None) != (args.ref is None):
+        raise ValueError("--src and --ref go together.")
+    if args.src is not None:
+        sources, references, _ = read_parallel(args.src, args.ref)
+        return sources, references, os.path.basename(args.src), False
+    if run_config is None:
+        raise ValueError(
+            f"No config.json in {args.model_dir!r} to find the test set; "
+            "pass --src and --ref."
+        )
+
+    splits = load_data(run_config)
+    for name in ("test", "valid"):
+        if name in splits:
+            label = "default task " + name if run_config.uses_default_task else name
+            return (*splits[name], label, run_config.uses_default_task)
+    raise ValueError(
+        f"The run in {args.model_dir!r} has no test or validation files; "
+        "pass --src and --ref."
+    )
+
+
+def _run_evaluate(args):
+
+    _check_model_dir(args.model_dir)
+    if args.output:
+        _check_output_file(args.output)
+    run_config = _run_config(args.model_dir)
+    sources, references, name, default_task = _evaluation_data(args, run_config)
+    if args.max_sentences is not None:
+        sources = sources[: args.max_sentences]
+        references = references[: args.max_sentences]
+    translator = _load_translator(args.model_dir, args.quantize)
+    evaluation = evaluate_translations(
+        translator, sources, references, **_decoding_kwargs(args, run_config)
+    )
+    if args.output:
+
+        write_lines(args.output, evaluation.hypotheses)
+    print(format_evaluation(evaluation, name, exact_match=default_task, bleu=True))
+    if default_task:
+        print(
+            "(Each German number is one word, so BLEU, which needs matching "
+            "4-grams, says little here; exact match is the score to read.)"
+        )
+    return 0
+
+
+def _run_average(args):
+
+    checkpoints = args.checkpoints[0] if len(args.checkpoints) == 1 else args.checkpoints
+    _, paths = average_checkpoints(checkpoints, output_path=args.output, last_n=args.last_n)
+    print(f"Averaged {len(paths)} checkpoint(s):")
+    for path in paths:
+        print(f"  {path}")
+    print(f"-> {args.output}")
+    return 0
+
+
+def _run_export(args):
+    _check_model_dir(args.model_dir)
+    run_config = _run_config(args.model_dir)
+    if args.format == "ctranslate2":
+
+        if args.n_best is not None:
+            raise ValueError(
+                "--n-best applies to --format saved_model (CTranslate2 takes "
+                "num_hypotheses at translation time)."
+            )
+        output_dir = os.path.join(args.export_dir, str(args.version))
+        export_run_directory_to_ctranslate2(
+            args.model_dir, output_dir, quantization=args.quantize
+        )
+        print(f"Exported {args.model_dir} -> {output_dir} (CTranslate2)")
+        return 0
+
+    kwargs = _decoding_kwargs(args, run_config)
+    # --temperature/--top-k/--top-p set the translate_sample signature's
+    # filters; its seed comes with each request.
+    sampling = {
+        key: getattr(args, key)
+        for key in ("temperature", "top_k", "top_p")
+        if getattr(args, key, None) is not None
+    }
+    search_args = argparse.Namespace(**{**vars(args), **{key: None for key in sampling}})
+    # Validated (names the flag) before the export starts.
+    _decode_options(search_args, run_config).replace(max_source_length=args.max_source_length)
+    if sampling:
+
+        DecodeOptions(beam_size=1, sampling=True, **sampling)
+        kwargs["sampling"] = sampling
+    if args.n_best is not None:
+        kwargs["n_best"] = args.n_best
+    if args.quantize is not None:
+        kwargs["quantize"] = args.quantize
+    version_dir = export_saved_model(
+        args.model_dir,
+        args.export_dir,
+        version=args.version,
+        max_source_length=args.max_source_length,
+        warmup=args.warmup,
+        **kwargs,
+    )
+    print(f"Exported {args.model_dir} -> {version_dir}")
+    return 0
+
+
+def _run_info(args):
+
+
+    print(f"keras-transformer {__version__}")
+    print(f"keras {keras.__version__}, backend: {keras.config.backend()}")
+    print("presets:")
+    for name, values in PRESETS.items():
+        print(f"  {name}: " + ", ".join(f"{k}={v}" for k, v in values.items()))
+    return 0
+
+
+_COMMANDS = {
+    "train": _run_train,
+    "translate": _run_translate,
+    "evaluate": _run_evaluate,
+    "average-checkpoints": _run_average,
+    "export": _run_export,
+    "score": _run_score,
+    "info": _run_info,
+}

@@ -1,0 +1,125 @@
+"""The ``keras-transformer`` command (also ``python -m keras_transformer``).
+
+Thin on purpose: it parses arguments, selects the Keras backend, and calls
+library functions (`keras_transformer.training`, `Translator`,
+`keras_transformer.checkpoints`, `keras_transformer.export`).
+
+The backend comes from ``--backend``, else the training config's
+``backend`` key, else ``KERAS_BACKEND``. Keras reads it once, when it is first
+imported; when the requested backend differs from the one this process
+already loaded, the command runs itself again in a fresh process with
+``KERAS_BACKEND`` set.
+
+Every failure ends in one line, ``keras-transformer <command>: error: ...``
+naming the file or argument at fault, and a non-zero exit code (2 for bad
+arguments or configs, 1 for everything else); ``--debug`` shows the
+traceback instead.
+"""
+
+import os
+import subprocess
+import sys
+import zipfile
+
+import keras
+
+from keras_transformer.cli.commands import _COMMANDS, _train_config
+from keras_transformer.cli.parser import _REEXEC_MARKER, build_parser
+
+
+def _requested_backend(args):
+    backend = getattr(args, "backend", None)
+    if backend is None and args.command == "train":
+        backend = _train_config(args).backend
+    return backend or os.environ.get("KERAS_BACKEND")
+
+
+def _ensure_backend(backend, argv, replace_process):
+    """Returns None when Keras runs on ``backend``, else the re-run's exit code.
+
+    With ``replace_process`` (the real command line) the re-run replaces this
+    process (``os.execve``); otherwise (``main(argv)`` called from Python) it
+    runs as a child process.
+    """
+    if backend is None:
+        return None
+    if "keras" not in sys.modules:
+        os.environ["KERAS_BACKEND"] = backend
+        return None
+
+    if keras.config.backend() == backend:
+        return None
+    if os.environ.get(_REEXEC_MARKER):
+        raise RuntimeError(
+            f"Could not switch Keras to the {backend!r} backend (it runs on "
+            f"{keras.config.backend()!r}); is ~/.keras/keras.json overriding it?"
+        )
+    env = dict(os.environ, KERAS_BACKEND=backend, **{_REEXEC_MARKER: "1"})
+    command = [sys.executable, "-m", "keras_transformer", *argv]
+    if replace_process:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(sys.executable, command, env)
+    return subprocess.run(command, env=env).returncode
+
+
+# Errors a user can cause (bad files, arguments, directories): their message
+# is the whole story. Anything else is reported as an internal error.
+_USER_ERRORS = (ValueError, OSError, zipfile.BadZipFile, RuntimeError, EOFError)
+
+
+def _error_message(error):
+    """The error as one line (user errors: their message; others: type and message)."""
+    if isinstance(error, _USER_ERRORS):
+        message = str(error) or type(error).__name__
+    else:
+        message = f"internal error: {type(error).__name__}: {error}"
+    message = " ".join(message.split())
+    return message if len(message) <= 2000 else message[:2000] + " ..."
+
+
+def main(argv=None):
+    """Runs the command line ``argv`` (default: ``sys.argv[1:]``); returns its exit code.
+
+    Errors end in one line on stderr and ``SystemExit`` with code 2 (bad
+    arguments or configuration) or 1; ``--debug`` (or the environment
+    variable ``KERAS_TRANSFORMER_TRACEBACK=1``) re-raises them instead.
+    """
+    replace_process = argv is None
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    debug = getattr(args, "debug", False) or bool(
+        os.environ.get("KERAS_TRANSFORMER_TRACEBACK")
+    )
+    prefix = f"keras-transformer {args.command}: error: "
+    hint = "" if debug else " (--debug shows the traceback)"
+    try:
+        # Configuration errors (unknown keys, wrong types) stop here.
+        backend = _requested_backend(args)
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        return 130
+    except Exception as error:
+        if debug:
+            raise
+        parser.exit(2, f"{prefix}{_error_message(error)}\n")
+    try:
+        code = _ensure_backend(backend, argv, replace_process)
+        if code is not None:
+            return code
+        return _COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        return 130
+    except Exception as error:
+        if debug:
+            raise
+        message = _error_message(error)
+        if not isinstance(error, _USER_ERRORS):
+            message += hint
+        parser.exit(1, f"{prefix}{message}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""Compiling a decode function for the backend: `tf.function` with XLA,
+`jax.jit` over the model's state, or `torch.compile` of the search loop body.
+"""
+
+import itertools
+
+import keras
+
+from keras_transformer.decoding.search import (
+    compiled_loop_bodies,
+)
+
+try:
+    import tensorflow as tf
+except ImportError:  # TensorFlow is needed only on its own backend.
+    tf = None
+
+
+def compile_for_backend(model, function, tf_input_signature=None, jit_compile=False):
+    """``function(*tensors)`` compiled for the current Keras backend.
+
+    The one place that knows how each backend compiles a decode function:
+
+    - JAX: `jax_stateless_jit` (the model's variables are inputs; one
+      compilation per input shape).
+    - TensorFlow: ``tf.function`` with ``tf_input_signature`` (``None``
+      dimensions: one trace for every shape) and XLA when ``jit_compile``.
+    - torch: eager under ``torch.no_grad()``; with ``jit_compile`` the
+      searches' loop bodies go through ``torch.compile(dynamic=True)``.
+
+    Args:
+        model: the `Transformer` whose variables ``function`` reads.
+        function: a function of tensors, written in `keras.ops`.
+        tf_input_signature: list of ``tf.TensorSpec`` (TensorFlow only).
+        jit_compile: bool. XLA on TensorFlow, compiled loop bodies on torch.
+    """
+    backend = keras.config.backend()
+    if backend == "jax":
+        return jax_stateless_jit(model, function)
+    if backend == "tensorflow":
+
+        # autograph=False: the searches' control flow is explicit
+        # (`keras.ops.while_loop`, `ops.cond`); AutoGraph's conversion of
+        # every function they call only lengthened the trace.
+        return tf.function(
+            function,
+            input_signature=tf_input_signature,
+            jit_compile=jit_compile,
+            autograph=False,
+        )
+    if backend == "torch":
+        import torch
+
+        def no_grad(*args):
+            with torch.no_grad():
+                if not jit_compile:
+                    return function(*args)
+                with compiled_loop_bodies(_torch_compile_body):
+                    return function(*args)
+
+        return no_grad
+    return function
+
+
+def _torch_compile_body(body):
+    """``torch.compile`` of a search's loop body, traced once per shape.
+
+    Two settings keep it to one trace (each costs about 20 s of dynamo
+    bytecode tracing for the small test model on 2 CPU cores):
+
+    - ``specialize_float=True``: with ``dynamic=True`` dynamo would make
+      the layers' Python float attributes (layer-norm epsilons, activation
+      defaults) graph inputs, fail to turn them into tensors, and restart
+      the whole analysis with them specialised.
+    - The state entering the first compiled call comes from an eager
+      iteration, whose outputs include views (``x._base`` set); dynamo
+      guards on the base's shape, and the compiled outputs (no views) fail
+      that guard on the next call, which recompiles. The first call
+      therefore gets copies of such views.
+    """
+    import torch
+
+    # dynamic=True measured faster than static shapes (which also recompiled
+    # for new step indices); Keras still specialises batch shapes.
+    compiled = torch.compile(body, dynamic=True)
+    first_call = True
+
+    def run(state):
+        nonlocal first_call
+        if first_call:
+            first_call = False
+            state = keras.tree.map_structure(_without_view, state)
+        with torch._dynamo.config.patch(specialize_float=True):
+            return compiled(state)
+
+    return run
+
+
+def _without_view(x):
+    return x.clone() if getattr(x, "_base", None) is not None else x
+
+
+def jax_stateless_jit(model, function):
+    """``jax.jit`` of ``function(*args)`` reading ``model``'s variables as inputs.
+
+    The variables' current values are passed to the jitted function on every
+    call and mapped onto the model inside a `keras.StatelessScope` (as
+    keras-hub's ``CausalLM`` does), so they are not baked in as constants.
+    """
+    import jax
+
+    @jax.jit
+    def compiled(state, *args):
+        trainable, non_trainable = state
+        mapping = itertools.chain(
+            zip(model.trainable_variables, trainable),
+            zip(model.non_trainable_variables, non_trainable),
+        )
+        with keras.StatelessScope(state_mapping=mapping):
+            return function(*args)
+
+    def wrapped(*args):
+        state = (
+            [v.value for v in model.trainable_variables],
+            [v.value for v in model.non_trainable_variables],
+        )
+        return compiled(state, *args)
+
+    return wrapped
+
+
+def compiled_decode(model):
+    """`Transformer.decode` compiled for the backend, for uncached baselines.
+
+    JAX: `jax_stateless_jit` (one compilation per input shape); TensorFlow:
+    a ``tf.function`` with ``None`` dimensions (one trace); torch: eager
+    under ``torch.no_grad()``.
+    """
+    signature = None
+    if keras.config.backend() == "tensorflow":
+
+        signature = [
+            tf.TensorSpec([None, None], tf.int32),
+            tf.TensorSpec([None, None, model.d_model], model.compute_dtype),
+            tf.TensorSpec([None, None], tf.bool),
+        ]
+    return compile_for_backend(model, model.decode, signature)

@@ -1,0 +1,1 @@
+"""Model families. One today: `keras_transformer.models.transformer`."""

@@ -1,0 +1,436 @@
+"""`TransformerSeq2SeqLM`: the keras-hub task: ``fit`` on strings, ``generate``, presets."""
+
+import dataclasses
+import os
+
+import keras
+from keras_hub.models import Seq2SeqLM
+from keras_hub.src.models.causal_lm import CausalLM
+
+from keras_transformer.decoding.options import DecodeOptions
+from keras_transformer.models.transformer import transformer_presets as preset_lib
+from keras_transformer.models.transformer.transformer import Transformer
+from keras_transformer.models.transformer.transformer_seq_2_seq_lm_preprocessor import (
+    TransformerSeq2SeqLMPreprocessor,
+)
+from keras_transformer.models.transformer.transformer_tokenizer import (
+    TransformerTokenizer,
+)
+from keras_transformer.models.transformer.translator import Translator
+from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
+from keras_transformer.objectives.metrics import MaskedTokenAccuracy
+from keras_transformer.objectives.schedules import transformer_optimizer
+from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from keras_transformer.utils.file_io import load_model
+from keras_transformer.utils.run_files import (
+    CONFIG_FILENAME,
+    MODEL_FILENAME,
+    VOCABULARY_FILENAME,
+)
+
+SEARCHES = ("beam", "greedy")
+_DECODE_FIELDS = tuple(field.name for field in dataclasses.fields(DecodeOptions))
+
+
+class _TranslatorTokenizer:
+    """The interface `Translator` reads (``encode``, ``decode``,
+    ``id_to_piece``, ``vocabulary_size``) over a `TransformerTokenizer`, with
+    `SubwordTokenizer`'s semantics (no BOS/EOS added; decode cuts at EOS)."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+        self.vocabulary_size = tokenizer.vocabulary_size()
+
+    def encode(self, sentences):
+        if not sentences:
+            return []
+        return [list(map(int, ids)) for ids in self.tokenizer.tokenize(list(sentences))]
+
+    def decode(self, ids):
+        kept = []
+        for sequence in ids:
+            row = []
+            for token in sequence:
+                token = int(token)
+                if token == EOS_ID:
+                    break
+                if token not in (PAD_ID, BOS_ID):
+                    row.append(token)
+            kept.append(row)
+        if not kept:
+            return []
+        return list(self.tokenizer.detokenize(kept))
+
+    def id_to_piece(self, ids):
+        return [self.tokenizer.id_to_token(int(i)) for i in ids]
+
+
+def _strings(values, name):
+    if isinstance(values, dict) or not hasattr(values, "__iter__"):
+        raise ValueError(f"{name} must be a str or a list of str. Received: {type(values).__name__}")
+    strings = []
+    for value in values:
+        if isinstance(value, bytes):
+            value = value.decode("utf-8")
+        elif hasattr(value, "numpy"):  # a tf.string scalar
+            value = value.numpy().decode("utf-8")
+        if not isinstance(value, str):
+            raise ValueError(
+                f"{name} must hold strings. Received an item of type {type(value).__name__}"
+            )
+        strings.append(value)
+    return strings
+
+
+@keras.saving.register_keras_serializable(package="keras_transformer")
+class TransformerSeq2SeqLM(Seq2SeqLM):
+    """A trained Transformer translator as a keras-hub `Seq2SeqLM` task.
+
+    Wraps a `Transformer` backbone and a `TransformerSeq2SeqLMPreprocessor`:
+    ``fit`` takes ``{"encoder_text": [...], "decoder_text": [...]}`` string
+    pairs, ``generate(strings)`` translates, ``save_to_preset(dir)`` /
+    ``from_preset(dir)`` round-trip weights, config, tokenizer and the
+    generation defaults below.
+
+    ``generate`` runs the package's own cached beam search with the paper's
+    length penalty (§6.1), the same search as `keras_transformer.Translator`
+    (keras-hub's `BeamSampler` has no length penalty, so keras-hub's
+    ``sampler`` machinery is not used); ``beam_size=1`` (or
+    ``compile(sampler="greedy")``) is greedy search.
+
+    ``compile()`` defaults to the paper's recipe (§5.3, §5.4): Adam with
+    beta_1=0.9, beta_2=0.98, epsilon=1e-9 and the warmup schedule
+    ``d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5)``, label-smoothed
+    cross-entropy (0.1) over non-padding tokens, masked token accuracy.
+
+    ``from_preset`` accepts a keras-hub preset directory, a run directory of
+    ``keras-transformer train`` (``model.keras`` + ``vocab.spm`` +
+    ``config.json``, or a ``preset/`` inside it) or a name registered with
+    `keras_transformer.hub.register_trained_preset`. Architecture presets
+    ("tiny", ..., "big") have no weights: use `Transformer.from_preset`.
+
+    Args:
+        backbone: a `keras_transformer.Transformer`.
+        preprocessor: a `TransformerSeq2SeqLMPreprocessor` or None (then
+            ``fit`` takes token ids and ``generate`` is unavailable).
+        decode_options: a `keras_transformer.decoding.DecodeOptions` (or a
+            dict of its fields): the defaults of ``generate``, saved in the
+            preset. Defaults to the paper's beam 4, alpha 0.6.
+        batch_size: int. Sentences per generation batch. Defaults to 32.
+        beam_size, alpha, max_extra_length, max_source_length, and any other
+            `DecodeOptions` field: replace that field of ``decode_options``
+            (keras-hub style shortcuts, e.g. ``beam_size=1``).
+
+    Example:
+
+    ```python
+    lm = keras_transformer.TransformerSeq2SeqLM.from_preset("runs/numbers")
+    lm.generate(["three hundred twelve"])  # ["dreihundertzwölf"]
+    lm.fit({"encoder_text": src, "decoder_text": tgt}, batch_size=32)
+    lm.save_to_preset("presets/numbers_v2")
+    ```
+    """
+
+    backbone_cls = Transformer
+    preprocessor_cls = TransformerSeq2SeqLMPreprocessor
+
+    def __init__(
+        self,
+        backbone,
+        preprocessor=None,
+        decode_options=None,
+        batch_size=32,
+        **kwargs,
+    ):
+        if not isinstance(backbone, Transformer):
+            raise ValueError(
+                "TransformerSeq2SeqLM needs a keras_transformer.Transformer "
+                f"backbone. Received: {type(backbone).__name__}"
+            )
+        # Validated once, by DecodeOptions (errors name the field).
+        fields = {name: kwargs.pop(name) for name in _DECODE_FIELDS if name in kwargs}
+        if decode_options is None:
+            decode_options = DecodeOptions()
+        elif isinstance(decode_options, dict):
+            decode_options = DecodeOptions.from_dict(decode_options)
+        elif not isinstance(decode_options, DecodeOptions):
+            raise ValueError(
+                "decode_options must be a DecodeOptions or a dict of its fields. "
+                f"Received: {type(decode_options).__name__}"
+            )
+        decode_options = decode_options.replace(**fields) if fields else decode_options
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int. Received: batch_size={batch_size!r}")
+        # === Layers ===
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+
+        # === Functional model ===
+        inputs = backbone.input
+        outputs = backbone(inputs)
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+        # === Config ===
+        self.decode_options = decode_options
+        self.batch_size = batch_size
+        self._search = "beam"
+        self._translator = None
+        self._translator_key = None
+
+    # keras-hub style read-only views of the generation defaults.
+    beam_size = property(lambda self: self.decode_options.beam_size)
+    alpha = property(lambda self: self.decode_options.alpha)
+    max_extra_length = property(lambda self: self.decode_options.max_extra_length)
+    max_source_length = property(lambda self: self.decode_options.max_source_length)
+
+    def compile(
+        self,
+        optimizer="auto",
+        loss="auto",
+        *,
+        weighted_metrics="auto",
+        sampler="beam",
+        warmup_steps=4000,
+        learning_rate_scale=1.0,
+        label_smoothing=0.1,
+        **kwargs,
+    ):
+        """Configures training (the paper's recipe by default) and the search.
+
+        Args:
+            optimizer: "auto" (Adam 0.9/0.98/1e-9 with the warmup schedule),
+                or any Keras optimizer.
+            loss: "auto" (`LabelSmoothedCrossEntropy(label_smoothing)`) or
+                any Keras loss.
+            weighted_metrics: "auto" (`MaskedTokenAccuracy`) or a list.
+            sampler: "beam" (default: beam search with ``beam_size``) or
+                "greedy" (beam size 1). keras-hub's random samplers are not
+                supported.
+            warmup_steps: int. Of the "auto" schedule. Defaults to 4000.
+            learning_rate_scale: float. Multiplies the "auto" schedule.
+            label_smoothing: float. Of the "auto" loss. Defaults to 0.1.
+            **kwargs: passed to `keras.Model.compile`.
+        """
+        if sampler not in SEARCHES:
+            raise ValueError(
+                f"sampler must be one of {SEARCHES}: generate runs the package's "
+                "beam search with length penalty (keras-hub samplers are not "
+                f"used). Received: sampler={sampler!r}"
+            )
+        if optimizer == "auto":
+            optimizer = transformer_optimizer(
+                self.backbone.d_model, warmup_steps=warmup_steps, scale=learning_rate_scale
+            )
+        if loss == "auto":
+            loss = LabelSmoothedCrossEntropy(label_smoothing=label_smoothing)
+        if weighted_metrics == "auto":
+            weighted_metrics = [MaskedTokenAccuracy()]
+        # Skips `CausalLM.compile`, which sets up a keras-hub sampler.
+        super(CausalLM, self).compile(
+            optimizer=optimizer, loss=loss, weighted_metrics=weighted_metrics, **kwargs
+        )
+        self._search = sampler
+        self.generate_function = None
+
+    # --- generation ---
+
+    def translator(self):
+        """The `Translator` that ``generate`` uses (rebuilt when the weights
+        change shape, e.g. after ``enable_lora`` or ``quantize``)."""
+
+        if self.preprocessor is None:
+            raise ValueError(
+                "generate needs a preprocessor (its tokenizer); this "
+                "TransformerSeq2SeqLM has preprocessor=None."
+            )
+        key = (
+            id(self.preprocessor.tokenizer),
+            self.max_source_length,
+            self.batch_size,
+            tuple(id(v) for v in self.backbone.variables),
+        )
+        if self._translator_key != key:
+            self._translator = Translator(
+                self.backbone,
+                _TranslatorTokenizer(self.preprocessor.tokenizer),
+                max_source_length=self.max_source_length,
+                batch_size=self.batch_size,
+            )
+            self._translator_key = key
+        return self._translator
+
+    def generate(
+        self,
+        inputs,
+        max_length=None,
+        options=None,
+        batch_size=None,
+        return_scores=False,
+        return_alignments=False,
+        alignment_layer=-1,
+        max_output_lengths=None,
+        verbose=False,
+        **option_overrides,
+    ):
+        """Translates strings on the package's one decode path (the search of
+        `keras_transformer.Translator`).
+
+        Args:
+            inputs: str, list of str, or a dict with ``"encoder_text"`` (the
+                sources) and optionally ``"decoder_text"`` (target prefixes,
+                one per source: each output starts with that text, then the
+                search continues; "" for none).
+            max_length: int. keras-hub's name for a cap on the output length
+                (tokens, EOS included) of every sentence.
+            options: a `DecodeOptions`; defaults to the task's
+                ``decode_options`` (saved in the preset), with beam size 1
+                after ``compile(sampler="greedy")``.
+            batch_size: int. Defaults to the task's ``batch_size``.
+            return_scores, return_alignments, alignment_layer,
+            max_output_lengths, verbose: as in `Translator.translate`.
+            **option_overrides: `DecodeOptions` fields replacing those of
+                ``options``: ``beam_size=``, ``alpha=``, ``num_return=``
+                (n-best), ``sampling=True, top_k=, top_p=, temperature=,
+                seed=``, ``min_length=``, ...
+
+        Returns:
+            As `Translator.translate`: a str for a str input (a list of str
+            with ``num_return > 1``), else a list; with ``return_scores``
+            and/or ``return_alignments`` a tuple ``(texts, scores,
+            alignments)`` of what was asked for.
+
+        Raises:
+            ValueError: a bad or unknown decode option (naming it), before
+                any compilation.
+        """
+        if options is None:
+            options = self.decode_options
+            if self._search == "greedy" and "beam_size" not in option_overrides:
+                options = options.replace(beam_size=1, num_return=1)
+        translator = self.translator()
+        options = translator.decode_options(options, **option_overrides)
+        prefixes = None
+        if isinstance(inputs, dict):
+            unknown = sorted(set(inputs) - {"encoder_text", "decoder_text"})
+            if unknown or "encoder_text" not in inputs:
+                raise ValueError(
+                    "generate takes a dict with 'encoder_text' (and optionally "
+                    f"'decoder_text' prefixes). Received keys: {sorted(inputs)}"
+                )
+            prefixes = inputs.get("decoder_text")
+            inputs = inputs["encoder_text"]
+        scalar = isinstance(inputs, (str, bytes))
+        sentences = _strings([inputs] if scalar else inputs, "encoder_text")
+        if prefixes is not None:
+            prefixes = _strings([prefixes] if isinstance(prefixes, (str, bytes)) else prefixes, "decoder_text")
+            if len(prefixes) != len(sentences):
+                raise ValueError(
+                    f"decoder_text has {len(prefixes)} prefixes for "
+                    f"{len(sentences)} sources; give one per source."
+                )
+        if max_length is not None:
+            caps = [max_length] * len(sentences)
+            if max_output_lengths is not None:
+                caps = [min(a, b) for a, b in zip(caps, max_output_lengths)]
+            max_output_lengths = caps
+        result = translator.translate(
+            sentences,
+            options,
+            batch_size=batch_size,
+            return_scores=return_scores,
+            return_alignments=return_alignments,
+            alignment_layer=alignment_layer,
+            target_prefix=prefixes,
+            max_output_lengths=max_output_lengths,
+            verbose=verbose,
+        )
+        if not scalar:
+            return result
+        if isinstance(result, tuple):
+            return tuple(part[0] for part in result)
+        return result[0]
+
+    # --- configuration and presets ---
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "decode_options": self.decode_options.to_dict(),
+                "batch_size": self.batch_size,
+            }
+        )
+        return config
+
+    @classmethod
+    def from_preset(cls, preset, load_weights=True, **kwargs):
+        """Loads a trained preset: a preset directory (``save_to_preset``), a
+        run directory of ``keras-transformer train``, or a registered name.
+
+        Keyword arguments override saved settings (``beam_size=1``,
+        ``preprocessor=...``, ``dtype=...``).
+
+        Raises:
+            ValueError: naming the file, for a directory without weights or
+                tokenizer, a tokenizer that does not fit the model, or a
+                preset of another architecture.
+        """
+        directory = preset_lib.resolve_trained_preset(preset)
+        if preset_lib.is_run_directory(directory):
+            return cls._from_run_directory(directory, load_weights, **kwargs)
+        preset_lib.check_preset_directory(
+            directory, require_tokenizer="preprocessor" not in kwargs
+        )
+        if "://" not in directory:
+            config = preset_lib._read_json(os.path.join(directory, preset_lib.CONFIG_FILE))
+            if "preprocessor" not in kwargs:
+                preset_lib.check_vocabulary_file(
+                    os.path.join(directory, preset_lib.TOKENIZER_ASSET), config["config"]
+                )
+        task = super().from_preset(directory, load_weights=load_weights, **kwargs)
+        if task.preprocessor is not None:
+            preset_lib.check_tokenizer_matches(
+                task.preprocessor.tokenizer,
+                task.backbone,
+                source=f"The tokenizer of {directory!r}",
+            )
+        return task
+
+    @classmethod
+    def _from_run_directory(cls, directory, load_weights=True, **kwargs):
+
+        preset_lib.check_run_directory(directory)
+        model_path = os.path.join(directory, MODEL_FILENAME)
+        vocabulary_path = os.path.join(directory, VOCABULARY_FILENAME)
+        backbone = kwargs.pop("backbone", None)
+        if backbone is None:
+            backbone = load_model(model_path, compile=False)
+            if not isinstance(backbone, Transformer):
+                raise ValueError(
+                    f"{model_path!r} holds a {type(backbone).__name__}, not a "
+                    "keras_transformer Transformer."
+                )
+            if not load_weights:
+                backbone = Transformer.from_config(backbone.get_config())
+        settings = {}
+        config_path = os.path.join(directory, CONFIG_FILENAME)
+        if os.path.isfile(config_path):
+            run_config = preset_lib._read_json(config_path)
+            for key in ("beam_size", "alpha", "max_extra_length"):
+                if run_config.get(key) is not None:
+                    settings[key] = run_config[key]
+            if run_config.get("max_length"):
+                settings["sequence_length"] = int(run_config["max_length"])
+        preprocessor = kwargs.pop("preprocessor", None)
+        if preprocessor is None:
+            preset_lib.check_vocabulary_file(vocabulary_path, backbone.get_config())
+            with open(vocabulary_path, "rb") as f:
+                tokenizer = TransformerTokenizer(proto=f.read())
+            length = settings.get("sequence_length", 128)
+            preprocessor = TransformerSeq2SeqLMPreprocessor(
+                tokenizer,
+                encoder_sequence_length=length,
+                decoder_sequence_length=length,
+            )
+        settings.pop("sequence_length", None)
+        return cls(backbone=backbone, preprocessor=preprocessor, **{**settings, **kwargs})

@@ -1,0 +1,228 @@
+"""`TransformerSeq2SeqLMPreprocessor`: string pairs -> ``(x, y, sample_weight)``."""
+
+import keras
+import numpy as np
+from keras_hub.layers import StartEndPacker
+from keras_hub.models import Seq2SeqLMPreprocessor
+from keras_hub.src.utils.tensor_utils import preprocessing_function, tf
+
+from keras_transformer.models.transformer.transformer import Transformer
+from keras_transformer.models.transformer.transformer_tokenizer import (
+    TransformerTokenizer,
+)
+from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
+
+
+def _without_end_token(token_ids):
+    """EOS -> PAD: the decoder input is BOS + target, as in the pipeline.
+
+    (keras-hub's packers leave EOS in the decoder input of sequences shorter
+    than the padded length; its label is padding, so the loss is the same,
+    but the model inputs would differ from `make_dataset`'s.)
+    """
+    if tf is not None and tf.is_tensor(token_ids):
+        return tf.where(tf.equal(token_ids, EOS_ID), tf.zeros_like(token_ids), token_ids)
+    token_ids = np.asarray(token_ids)
+    return np.where(token_ids == EOS_ID, np.zeros_like(token_ids), token_ids)
+
+
+@keras.saving.register_keras_serializable(package="keras_transformer")
+class TransformerSeq2SeqLMPreprocessor(Seq2SeqLMPreprocessor):
+    """Turns ``{"encoder_text", "decoder_text"}`` strings into model inputs.
+
+    The same tensors as the package's `tf.data` pipeline
+    (`keras_transformer.data.make_dataset`), padded to fixed lengths instead
+    of length buckets::
+
+        x = {
+            "encoder_token_ids": source ids + [EOS],   # (batch, encoder_sequence_length)
+            "decoder_token_ids": [BOS] + target ids,   # (batch, decoder_sequence_length)
+        }
+        y = target ids + [EOS]                         # (batch, decoder_sequence_length)
+        sample_weight = y != PAD                       # (batch, decoder_sequence_length)
+
+    i.e. the decoder input is the target shifted right; padding is
+    ``PAD_ID`` (0). Longer sequences are truncated, keeping the final EOS
+    (the pipeline's ``length_handling="truncate"``). Runs eagerly on Python
+    strings (any backend) and inside ``tf.data`` (``dataset.map(preprocessor)``,
+    under every backend).
+
+    Args:
+        tokenizer: a `TransformerTokenizer`.
+        encoder_sequence_length: int. Padded encoder length, EOS included.
+            Defaults to 128.
+        decoder_sequence_length: int. Padded decoder/label length, BOS/EOS
+            included. Defaults to 128.
+
+    Call arguments:
+        x: dict with ``"encoder_text"`` and ``"decoder_text"`` (str, list of
+            str or string tensor).
+        y, sample_weight: must be None (the labels come from
+            ``"decoder_text"``).
+        encoder_sequence_length, decoder_sequence_length: optional overrides.
+
+    Example:
+
+    ```python
+    preprocessor = TransformerSeq2SeqLMPreprocessor(
+        tokenizer, encoder_sequence_length=32, decoder_sequence_length=32)
+    x, y, sample_weight = preprocessor(
+        {"encoder_text": ["one"], "decoder_text": ["eins"]})
+    dataset = tf.data.Dataset.from_tensor_slices(pairs).batch(16).map(preprocessor)
+    ```
+    """
+
+    backbone_cls = Transformer
+    tokenizer_cls = TransformerTokenizer
+
+    def __init__(
+        self,
+        tokenizer,
+        encoder_sequence_length=128,
+        decoder_sequence_length=128,
+        **kwargs,
+    ):
+        for name, value in (
+            ("encoder_sequence_length", encoder_sequence_length),
+            ("decoder_sequence_length", decoder_sequence_length),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+                raise ValueError(
+                    f"{name} must be an int >= 2 (a token and BOS/EOS). "
+                    f"Received: {name}={value!r}"
+                )
+        super().__init__(
+            tokenizer=tokenizer,
+            encoder_sequence_length=encoder_sequence_length,
+            decoder_sequence_length=decoder_sequence_length,
+            **kwargs,
+        )
+
+    def build(self, input_shape):
+        # Source: ids + EOS (no BOS). Decoder: BOS + ids + EOS, split into the
+        # input (without the last token) and the labels (without BOS).
+        self.encoder_packer = StartEndPacker(
+            start_value=None,
+            end_value=EOS_ID,
+            pad_value=PAD_ID,
+            sequence_length=self.encoder_sequence_length,
+            return_padding_mask=True,
+        )
+        self.decoder_packer = StartEndPacker(
+            start_value=BOS_ID,
+            end_value=EOS_ID,
+            pad_value=PAD_ID,
+            sequence_length=self.decoder_sequence_length,
+            return_padding_mask=True,
+        )
+        self.built = True
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "encoder_sequence_length": self.encoder_sequence_length,
+                "decoder_sequence_length": self.decoder_sequence_length,
+            }
+        )
+        return config
+
+    @preprocessing_function
+    def call(
+        self,
+        x,
+        y=None,
+        sample_weight=None,
+        *,
+        encoder_sequence_length=None,
+        decoder_sequence_length=None,
+        sequence_length=None,
+    ):
+        if not isinstance(x, dict) or not {"encoder_text", "decoder_text"} <= set(x):
+            raise ValueError(
+                "TransformerSeq2SeqLMPreprocessor expects a dict with keys "
+                "'encoder_text' and 'decoder_text'. Received: "
+                f"{sorted(x) if isinstance(x, dict) else type(x).__name__}"
+            )
+        if y is not None or sample_weight is not None:
+            raise ValueError(
+                "TransformerSeq2SeqLMPreprocessor makes the labels from "
+                "x['decoder_text']; pass y=None and sample_weight=None."
+            )
+        encoder_sequence_length = (
+            encoder_sequence_length or self.encoder_sequence_length
+        )
+        decoder_sequence_length = (
+            decoder_sequence_length or sequence_length or self.decoder_sequence_length
+        )
+        encoder_token_ids, _ = self.encoder_packer(
+            self.tokenizer(x["encoder_text"]),
+            sequence_length=encoder_sequence_length,
+        )
+        decoder_token_ids, decoder_padding_mask = self.decoder_packer(
+            self.tokenizer(x["decoder_text"]),
+            sequence_length=decoder_sequence_length + 1,
+        )
+        x = {
+            "encoder_token_ids": encoder_token_ids,
+            "decoder_token_ids": _without_end_token(decoder_token_ids[..., :-1]),
+        }
+        y = decoder_token_ids[..., 1:]
+        sample_weight = decoder_padding_mask[..., 1:]
+        return keras.utils.pack_x_y_sample_weight(x, y, sample_weight)
+
+    @preprocessing_function
+    def generate_preprocess(
+        self,
+        x,
+        *,
+        encoder_sequence_length=None,
+        decoder_sequence_length=None,
+        sequence_length=None,
+    ):
+        """Source strings (or ``{"encoder_text", "decoder_text"}`` with a
+        target prefix) -> ``{"encoder_token_ids", "decoder_token_ids"}``; the
+        decoder ids are BOS plus the prefix, without EOS."""
+        if not self.built:
+            self.build(None)
+        if isinstance(x, dict):
+            encoder_text, decoder_text = x["encoder_text"], x["decoder_text"]
+        else:
+            encoder_text = x
+            decoder_text = self._empty_decoder_text(encoder_text)
+        encoder_sequence_length = (
+            encoder_sequence_length or self.encoder_sequence_length
+        )
+        decoder_sequence_length = (
+            decoder_sequence_length or sequence_length or self.decoder_sequence_length
+        )
+        encoder_token_ids, _ = self.encoder_packer(
+            self.tokenizer(encoder_text), sequence_length=encoder_sequence_length
+        )
+        decoder_token_ids, _ = self.decoder_packer(
+            self.tokenizer(decoder_text),
+            sequence_length=decoder_sequence_length,
+            add_end_value=False,
+        )
+        return {
+            "encoder_token_ids": encoder_token_ids,
+            "decoder_token_ids": decoder_token_ids,
+        }
+
+    def generate_postprocess(self, x):
+        """Token ids ``(batch, length)`` (or a dict holding
+        ``"decoder_token_ids"``) -> strings, each cut at its first EOS with
+        PAD and BOS dropped."""
+        if isinstance(x, dict):
+            x = x["decoder_token_ids"]
+        ids = keras.ops.convert_to_numpy(x).tolist()
+        kept = []
+        for sequence in ids:
+            row = []
+            for token in sequence:
+                if token == EOS_ID:
+                    break
+                if token not in (PAD_ID, BOS_ID):
+                    row.append(int(token))
+            kept.append(row)
+        return self.tokenizer.detokenize(kept)

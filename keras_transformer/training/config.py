@@ -1,0 +1,770 @@
+"""`TrainConfig`: one frozen object describing a training run.
+
+Everything `keras_transformer.training.train` needs is here, validated when
+the object is created: unknown keys and wrong types are errors that name the
+key. Variants are made with ``.replace(...)`` (flax ``examples/wmt`` style),
+files are YAML or JSON.
+
+Fields left at ``None`` marked "auto" get a value that depends on the data:
+one set of settings for the embedded default task (English -> German number
+words, tuned to learn in minutes on 2 CPU cores) and one for the user's own
+parallel text (closer to the paper). `TrainConfig.resolved` fills them in;
+the ``config.json`` of a run stores the resolved values.
+
+Example:
+
+```python
+config = TrainConfig.from_file("multi30k.yaml").replace(epochs=20)
+config = TrainConfig(train_src="train.en", train_tgt="train.de",
+                     model_overrides={"num_layers": 3})
+```
+
+The command line builds its ``train`` flags from the fields' metadata
+(``doc``, and ``flags`` for extra spellings).
+"""
+
+import dataclasses
+import json
+import math
+import os
+import typing
+
+import yaml
+
+from keras_transformer.decoding.options import DecodeOptions
+from keras_transformer.models.transformer.transformer import Transformer
+from keras_transformer.models.transformer.transformer_presets import (
+    PRESETS,
+    constructor_argument_names,
+)
+from keras_transformer.training.distribution import DISTRIBUTIONS
+from keras_transformer.utils.run_files import CONFIG_FILENAME
+
+BACKENDS = ("tensorflow", "jax", "torch")
+KEEP_BEST = ("bleu", "loss")
+FINAL_MODELS = ("last", "best", "average")
+
+# Settings of the embedded default task (no data arguments). Chosen so that
+# `keras-transformer train` reaches >= 90% exact match on the 1000 held-out
+# test numbers within 5 minutes on 2 CPU cores, vocabulary training and
+# evaluation included. The model is already right on >99% of the validation
+# tokens after 5 epochs; a few learning-rate spikes later on are why the
+# final model averages the last 3 epoch checkpoints (as the paper averages 5).
+DEFAULT_TASK_SETTINGS = dict(
+    output_dir=os.path.join("runs", "numbers"),
+    preset="tiny",
+    vocabulary_size=256,
+    max_length=32,
+    tokens_per_batch=2048,
+    epochs=7,
+    warmup_steps=300,
+    learning_rate_scale=1.0,
+    average_last_n=3,
+)
+
+# Settings for the user's own parallel text (Multi30k-sized and up).
+USER_DATA_SETTINGS = dict(
+    output_dir=os.path.join("runs", "model"),
+    preset="small",
+    vocabulary_size=8000,
+    max_length=128,
+    tokens_per_batch=4096,
+    epochs=20,
+    warmup_steps=4000,
+    learning_rate_scale=1.0,
+    average_last_n=5,
+)
+
+_AUTO = "auto: depends on the data (default task or your files)"
+
+
+def _field(default, doc, **metadata):
+    """A field with its one-line ``doc`` (the CLI's help) and CLI metadata:
+    ``flags`` (extra flag spellings), ``metavar``, ``cli=False`` (no flag;
+    ``--set`` still works)."""
+    return dataclasses.field(default=default, metadata=dict(metadata, doc=doc))
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """A training run: model, data, schedule, outputs, decoding.
+
+    Args:
+        preset: str. Model preset ("tiny", "small", "base", "big"). Auto:
+            "tiny" for the default task, "small" for your data.
+        model_overrides: dict. Replaces preset arguments of
+            `Transformer.from_preset`, e.g. ``{"num_layers": 3,
+            "dropout_rate": 0.3}``. ``vocabulary_size`` is not allowed here
+            (it is the tokenizer's, see ``vocabulary_size``).
+        dtype_policy: str. E.g. "mixed_bfloat16", or "auto": mixed_bfloat16
+            where the device multiplies bfloat16 natively (Ampere+ GPUs,
+            TPUs, CPUs with AVX512-BF16/AMX-BF16/ARM BF16), else float32
+            (`keras_transformer.precision`). Defaults to None (float32).
+        train_src, train_tgt: str. Parallel training files (plain or gzip).
+            None for both trains on the embedded default task.
+        valid_src, valid_tgt: str. Validation files (loss/accuracy each
+            epoch, validation BLEU, the best checkpoint, and the final score
+            when no test files are given).
+        test_src, test_tgt: str. Test files for the final score.
+        vocabulary_size: int. Shared SentencePiece BPE vocabulary, trained
+            on the training files when the output directory has none. Auto.
+        max_length: int. Longest sequence in tokens (EOS/BOS included);
+            longer training pairs are dropped. Auto.
+        tokens_per_batch: int. Padded tokens per batch on each side. Auto.
+        bucket_step: int. Width of the length buckets (one every
+            ``bucket_step`` tokens up to ``4 * bucket_step``, then ~25%
+            apart); smaller is finer for short sentences but gives more
+            distinct batch shapes (more compilations under JAX). Defaults
+            to 8.
+        bucketing: str. "separate" (default) pads the source and the target
+            each to its own length bucket; "joint" pads both to the bucket
+            of the longer side; "packed" puts several pairs into each row
+            of ``max_length`` tokens (segment-aware masks and positions in
+            the model; one batch shape) (`keras_transformer.data.make_dataset`).
+        epochs: int. Epochs (passes over the data, or ``steps_per_epoch``
+            updates). Auto.
+        steps_per_epoch: int. Optimizer updates between checkpoints; None is
+            one pass over the training data.
+        max_steps: int. Stop after this many optimizer updates in total.
+        time_budget_minutes: float. Stop training after this many minutes.
+        accumulate_steps: int. Gradient accumulation: each optimizer update
+            averages the gradients of this many batches (Keras' optimizer
+            ``gradient_accumulation_steps``), as one batch this many times
+            larger would (fairseq's ``--update-freq``). ``steps_per_epoch``,
+            ``max_steps``, ``warmup_steps`` and ``eval_every_steps`` count
+            updates. Defaults to 1 (none).
+        warmup_steps: int. Schedule warmup (§5.3), in updates. Auto.
+        learning_rate_scale: float. Multiplies the paper's rate. Auto.
+        decay_steps: int or None. Also decay the rate linearly to zero at
+            this update (not in the paper; for fixed budgets). None: the
+            paper's schedule.
+        label_smoothing: float. eps_ls (§5.4). Defaults to 0.1.
+        ema_decay: float in (0, 1). Keep an exponential moving average of
+            the weights, ``ema = decay * ema + (1 - decay) * weights`` after
+            every update (Keras' optimizer ``use_ema``; with
+            ``accumulate_steps`` N, after every batch with decay ** (1/N));
+            validation BLEU, the best checkpoint and the final model use the
+            average. Epoch checkpoints and ``backup/`` hold the raw weights
+            and the optimizer state, which includes the average. None
+            (default) keeps no average.
+        seed: int. Seeds the weights, dropout, shuffling and the vocabulary
+            sampler. (The default task's train/valid/test split is fixed.)
+        output_dir: str. Where model.keras, vocab.spm, config.json,
+            checkpoints/, logs/ and backup/ go. Auto.
+        average_last_n: int or list of int. With ``final_model="average"``,
+            the final model averages the weights of the last N epoch
+            checkpoints (the paper averages 5); 1 keeps the last weights.
+            A list, e.g. ``[3, 5, 8, 12]``, chooses N on the validation set
+            after training: each candidate average is decoded greedily on
+            the validation sentences (the first ``valid_bleu_sentences``
+            when that is positive, else all) and the best sacreBLEU (exact
+            match on the default task) wins (ties: the larger N), so the choice fits the run's length, not
+            one fixed number (results.json records every score). Auto.
+        keep_checkpoints: int. Keep only the newest N epoch checkpoints
+            (at least ``average_last_n``, or its largest candidate); None
+            keeps all.
+        valid_bleu_sentences: int. Validation BLEU during training: greedy
+            decoding of the first N validation sentences, scored with
+            sacreBLEU and logged as ``val_bleu`` (and ``val_exact_match``)
+            in logs/history.csv, TensorBoard and logs/validation.csv. None
+            decodes them all; 0 (default) turns validation BLEU off.
+        eval_every_steps: int. Validation BLEU every N optimizer updates;
+            None (default) at the end of each epoch.
+        keep_best: "bleu" or "loss". Keep the weights with the best
+            validation BLEU (each validation BLEU) or loss (each epoch) in
+            ``checkpoints/best/``. None (default) keeps none.
+        patience: int. Stop training when the ``keep_best`` value has not
+            improved for this many evaluations. None (default) never stops.
+        final_model: "last", "best" or "average". What model.keras holds:
+            the weights at the end of training (the moving average with
+            ``ema_decay``), the best checkpoint, or the average of the last
+            ``average_last_n`` epoch checkpoints. Auto: "best" with
+            ``keep_best``, else "last" with ``ema_decay``, else "average".
+        beam_size: int. Beam size of the final evaluation. Defaults to 4.
+        alpha: float. Length penalty of the final evaluation (0.6).
+        max_extra_length: int. Output length limit is source length plus
+            this (50).
+        eval_sentences: int. Score on at most this many test sentences;
+            None scores all, 0 skips the evaluation.
+        num_samples: int. Sample translations printed after training.
+        backend: str. "tensorflow", "jax" or "torch". Must match the
+            backend Keras was imported with (the CLI sets it for you).
+        jit_compile: bool or "auto". Passed to `model.compile`.
+        retain_host_memory: bool or "auto". Keep freed host memory in the
+            process (glibc malloc without mmap) instead of unmapping and
+            page-faulting large tensors in again every step; "auto" (the
+            default): on for the TensorFlow backend, where it made the
+            Multi30k step 1.3-1.6x faster on a 2-core EPYC
+            (`keras_transformer.host_memory`).
+        distribution: str. Multi-device training: "none" (default),
+            "data" (JAX DataParallel / TF MirroredStrategy), "model" (JAX
+            ModelParallel) or "multi-worker" (TF MultiWorkerMirroredStrategy,
+            configured by TF_CONFIG). See `keras_transformer.distribution`.
+        verbose: "auto", 0, 1 or 2. Keras progress output.
+    """
+
+    # --- model ---
+    preset: typing.Optional[str] = _field(
+        None, "model preset: tiny, small, base or big; " + _AUTO
+    )
+    model_overrides: dict = dataclasses.field(
+        default_factory=dict,
+        metadata={"doc": "preset arguments to replace", "cli": False},
+    )
+    dtype_policy: typing.Optional[str] = _field(
+        None, "e.g. mixed_bfloat16, or auto: mixed_bfloat16 where the device "
+        "runs bfloat16 natively, else float32; null: float32"
+    )
+    # --- data ---
+    train_src: typing.Optional[str] = _field(
+        None, "training source file (plain or gzip); null: the default task"
+    )
+    train_tgt: typing.Optional[str] = _field(None, "training target file")
+    valid_src: typing.Optional[str] = _field(None, "validation source file")
+    valid_tgt: typing.Optional[str] = _field(None, "validation target file")
+    test_src: typing.Optional[str] = _field(None, "test source file (final score)")
+    test_tgt: typing.Optional[str] = _field(None, "test target file")
+    vocabulary_size: typing.Optional[int] = _field(
+        None, "shared BPE vocabulary size; " + _AUTO
+    )
+    max_length: typing.Optional[int] = _field(
+        None, "longest sequence in tokens; " + _AUTO
+    )
+    tokens_per_batch: typing.Optional[int] = _field(
+        None, "padded tokens per batch; " + _AUTO
+    )
+    bucket_step: int = _field(8, "length bucket width in tokens")
+    bucketing: str = _field(
+        "separate", "'separate': each side padded to its own length bucket; 'joint': both to the longer side's; 'packed': several pairs per row of max_length tokens"
+    )
+    # --- schedule ---
+    epochs: typing.Optional[int] = _field(None, "number of epochs; " + _AUTO)
+    steps_per_epoch: typing.Optional[int] = _field(
+        None, "optimizer updates per epoch (checkpoint interval); null: one pass"
+    )
+    max_steps: typing.Optional[int] = _field(
+        None, "stop after this many optimizer updates in total"
+    )
+    time_budget_minutes: typing.Optional[float] = _field(
+        None, "stop training after MINUTES", flags=("--time-budget",), metavar="MINUTES"
+    )
+    accumulate_steps: int = _field(
+        1, "gradient accumulation: batches averaged into each optimizer update"
+    )
+    warmup_steps: typing.Optional[int] = _field(
+        None, "learning-rate warmup in updates; " + _AUTO
+    )
+    learning_rate_scale: typing.Optional[float] = _field(
+        None, "multiplies the paper's learning rate; " + _AUTO, flags=("--lr-scale",)
+    )
+    decay_steps: typing.Optional[int] = _field(
+        None, "also decay the learning rate linearly to zero at this update; "
+        "null: the paper's schedule"
+    )
+    label_smoothing: float = _field(0.1, "eps_ls (0.1 in the paper)")
+    ema_decay: typing.Optional[float] = _field(
+        None, "moving average of the weights with this decay per update (e.g. "
+        "0.999), used for validation and the final model; null: none",
+    )
+    seed: int = _field(0, "random seed")
+    # --- outputs ---
+    output_dir: typing.Optional[str] = _field(
+        None, "run directory (model, vocabulary, config); " + _AUTO, metavar="DIR"
+    )
+    average_last_n: typing.Union[int, typing.List[int], None] = _field(
+        None, "final_model average: average the last N epoch checkpoints; a "
+        "list (3,5,8) chooses N by greedy validation BLEU after training; " + _AUTO,
+        metavar="N[,N...]",
+    )
+    keep_checkpoints: typing.Optional[int] = _field(
+        None, "keep only the newest N epoch checkpoints; null keeps all"
+    )
+    # --- validation during training ---
+    valid_bleu_sentences: typing.Optional[int] = _field(
+        0, "validation BLEU: greedy-decode the first N validation sentences "
+        "(null: all; 0: off)",
+    )
+    eval_every_steps: typing.Optional[int] = _field(
+        None, "validation BLEU every N updates; null: each epoch"
+    )
+    keep_best: typing.Optional[str] = _field(
+        None, "keep the best checkpoint by validation bleu or loss "
+        "(checkpoints/best/); null: none",
+    )
+    patience: typing.Optional[int] = _field(
+        None, "stop when the keep_best value has not improved for N "
+        "evaluations; null: never",
+    )
+    final_model: typing.Optional[str] = _field(
+        None, "the final model: last, best or average weights; auto: best "
+        "with keep_best, else last with ema_decay, else average",
+    )
+    # --- decoding and evaluation ---
+    beam_size: int = _field(4, "beam size of the final evaluation")
+    alpha: float = _field(0.6, "length penalty of the final evaluation")
+    max_extra_length: int = _field(50, "output length limit = source length + N")
+    eval_sentences: typing.Optional[int] = _field(
+        None, "score at most N test sentences after training (null: all; 0: skip)"
+    )
+    num_samples: int = _field(5, "sample translations to print")
+    # --- runtime ---
+    backend: typing.Optional[str] = _field(
+        None, "tensorflow, jax or torch", cli=False  # The --backend flag.
+    )
+    jit_compile: typing.Union[bool, str] = _field(
+        "auto", "passed to model.compile: true, false or auto"
+    )
+    retain_host_memory: typing.Union[bool, str] = _field(
+        "auto", "keep freed host memory in the process (glibc malloc, no "
+        "munmap of large tensors each step): true, false or auto (on for "
+        "TensorFlow)",
+    )
+    distribution: str = _field(
+        "none", "none, data, model (JAX) or multi-worker (TensorFlow)"
+    )
+    verbose: typing.Union[int, str] = _field(
+        "auto", "0 silent, 1 progress bars, 2 one line per epoch, or auto"
+    )
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            _check_type(field.name, getattr(self, field.name), field.type)
+        # Store floats as floats (YAML gives 2 for 2.0) and a private copy
+        # of the overrides, so the frozen object is not shared-mutable.
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if _base_type(field.type) is float and isinstance(value, int):
+                object.__setattr__(self, field.name, float(value))
+        object.__setattr__(self, "model_overrides", dict(self.model_overrides))
+        if isinstance(self.average_last_n, list):
+            object.__setattr__(self, "average_last_n", list(self.average_last_n))
+        self._check_values()
+
+    # --- construction ---
+
+    @classmethod
+    def field_names(cls):
+        """Valid keys, in definition order."""
+        return [field.name for field in dataclasses.fields(cls)]
+
+    @classmethod
+    def from_dict(cls, values, source=None):
+        """A config from a mapping; unknown keys raise a ValueError naming them."""
+        if not isinstance(values, dict):
+            where = f" in {source}" if source else ""
+            raise ValueError(
+                f"A training config must be a mapping of keys to values{where}. "
+                f"Received: {type(values).__name__}"
+            )
+        check_keys(values, source=source)
+        return cls(**values)
+
+    @classmethod
+    def from_file(cls, path):
+        """Reads a YAML (``.yaml``/``.yml``) or JSON (``.json``) file.
+
+        Other extensions are read as YAML, which also accepts JSON.
+        """
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"Config file not found: {path!r}")
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except UnicodeDecodeError as error:
+            raise ValueError(
+                f"Cannot read the config {path!r}: not UTF-8 text (byte "
+                f"{error.start}: {error.reason}); expected YAML or JSON."
+            ) from None
+        try:
+            if path.endswith(".json"):
+                values = json.loads(text)
+            else:
+
+                values = yaml.safe_load(text)
+        except ValueError as error:  # json.JSONDecodeError
+            raise ValueError(f"Cannot parse {path!r} as JSON: {error}") from error
+        except Exception as error:  # yaml.YAMLError
+            raise ValueError(f"Cannot parse {path!r} as YAML: {error}") from error
+        if values is None:
+            values = {}
+        return cls.from_dict(values, source=repr(path))
+
+    def replace(self, **overrides):
+        """A copy with ``overrides`` applied; unknown keys raise a ValueError."""
+        check_keys(overrides)
+        return dataclasses.replace(self, **overrides)
+
+    # --- derived values ---
+
+    @property
+    def uses_default_task(self):
+        """True when no training files are given."""
+        return self.train_src is None
+
+    def resolved(self):
+        """A copy whose "auto" (None) fields hold the values that will be used."""
+        settings = (
+            DEFAULT_TASK_SETTINGS if self.uses_default_task else USER_DATA_SETTINGS
+        )
+        filled = {
+            name: value
+            for name, value in settings.items()
+            if getattr(self, name) is None
+        }
+        if self.final_model is None:
+            filled["final_model"] = self._auto_final_model()
+        return dataclasses.replace(self, **filled) if filled else self
+
+    def to_dict(self):
+        """Plain JSON-serializable values."""
+        return {name: getattr(self, name) for name in self.field_names()}
+
+    def save(self, path):
+        """Writes the config as JSON; returns the path."""
+        directory = os.path.dirname(os.fspath(path))
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.to_dict(), f, indent=2, sort_keys=False)
+            f.write("\n")
+        return path
+
+    # --- validation ---
+
+    def _check_values(self):
+        if self.preset is not None and self.preset not in PRESETS:
+            raise ValueError(
+                f"Unknown preset {self.preset!r}. Available presets: {sorted(PRESETS)}"
+            )
+        for key in self.model_overrides:
+            if not isinstance(key, str):
+                raise ConfigTypeError(
+                    f"model_overrides keys must be str. Received: {key!r}"
+                )
+        if "vocabulary_size" in self.model_overrides:
+            raise ValueError(
+                "model_overrides must not set vocabulary_size: the model's "
+                "vocabulary is the tokenizer's. Set the top-level "
+                "vocabulary_size instead."
+            )
+        valid = constructor_argument_names(Transformer)
+        unknown = sorted(set(self.model_overrides) - set(valid))
+        if unknown:
+            raise ValueError(
+                f"Unknown model argument(s) in model_overrides: {unknown}. "
+                f"Valid arguments: {sorted(valid)}"
+            )
+        for name in ("train", "valid", "test"):
+            src, tgt = getattr(self, f"{name}_src"), getattr(self, f"{name}_tgt")
+            if (src is None) != (tgt is None):
+                raise ValueError(
+                    f"{name}_src and {name}_tgt go together. Received: "
+                    f"{name}_src={src!r}, {name}_tgt={tgt!r}"
+                )
+        if self.uses_default_task and (self.valid_src or self.test_src):
+            raise ValueError(
+                "valid_src/test_src need training files too (train_src and "
+                "train_tgt); without them the embedded default task is used."
+            )
+        positive = (
+            "vocabulary_size", "max_length", "tokens_per_batch", "bucket_step", "epochs",
+            "steps_per_epoch", "max_steps", "warmup_steps",
+            "keep_checkpoints", "accumulate_steps", "eval_every_steps", "patience",
+            "decay_steps",
+        )  # fmt: skip
+        for name in positive:
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise ValueError(f"{name} must be positive. Received: {name}={value}")
+        self._check_average_last_n()
+        for name in ("time_budget_minutes", "learning_rate_scale"):
+            value = getattr(self, name)
+            if value is not None and not (value > 0 and math.isfinite(value)):
+                raise ValueError(f"{name} must be positive. Received: {name}={value}")
+        if (
+            self.decay_steps is not None
+            and self.warmup_steps is not None
+            and self.decay_steps <= self.warmup_steps
+        ):
+            raise ValueError(
+                "decay_steps must exceed warmup_steps (the rate decays after "
+                f"warming up). Received: decay_steps={self.decay_steps}, "
+                f"warmup_steps={self.warmup_steps}"
+            )
+        if self.vocabulary_size is not None and self.vocabulary_size <= 4:
+            raise ValueError(
+                "vocabulary_size must exceed the 4 reserved pieces. "
+                f"Received: vocabulary_size={self.vocabulary_size}"
+            )
+        if self.max_length is not None and self.max_length < 2:
+            raise ValueError(f"max_length must be >= 2. Received: {self.max_length}")
+        if (
+            self.max_length is not None
+            and self.tokens_per_batch is not None
+            and self.tokens_per_batch < self.max_length
+        ):
+            raise ValueError(
+                "tokens_per_batch must be >= max_length. Received: "
+                f"tokens_per_batch={self.tokens_per_batch}, "
+                f"max_length={self.max_length}"
+            )
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise ValueError(
+                f"label_smoothing must be in [0, 1). Received: {self.label_smoothing}"
+            )
+        # The decode keys: the one validation of `DecodeOptions`.
+        DecodeOptions(
+            beam_size=self.beam_size,
+            alpha=self.alpha,
+            max_extra_length=self.max_extra_length,
+        )
+        self._check_validation_values()
+        for name in ("eval_sentences", "num_samples", "valid_bleu_sentences"):
+            if getattr(self, name) is not None and getattr(self, name) < 0:
+                raise ValueError(
+                    f"{name} must be >= 0. Received: {name}={getattr(self, name)}"
+                )
+        if self.backend is not None and self.backend not in BACKENDS:
+            raise ValueError(
+                f"backend must be one of {BACKENDS}. Received: backend={self.backend!r}"
+            )
+        if self.bucketing not in ("separate", "joint", "packed"):
+            raise ValueError(
+                "bucketing must be 'separate', 'joint' or 'packed'. "
+                f"Received: bucketing={self.bucketing!r}"
+            )
+        if self.distribution not in DISTRIBUTIONS:
+            raise ValueError(
+                f"distribution must be one of {DISTRIBUTIONS}. "
+                f"Received: distribution={self.distribution!r}"
+            )
+        for key in ("jit_compile", "retain_host_memory"):
+            value = getattr(self, key)
+            if value not in ("auto", True, False):
+                raise ValueError(
+                    f"{key} must be true, false or 'auto'. Received: {key}={value!r}"
+                )
+        if self.verbose not in ("auto", 0, 1, 2):
+            raise ValueError(
+                f"verbose must be 'auto', 0, 1 or 2. Received: verbose={self.verbose!r}"
+            )
+
+    def _auto_final_model(self):
+        """The final model an unset (auto) ``final_model`` resolves to."""
+        return "best" if self.keep_best else "last" if self.ema_decay else "average"
+
+    @property
+    def average_candidates(self):
+        """``average_last_n`` as a sorted list of distinct N (None: unset)."""
+        value = self.average_last_n
+        if value is None:
+            return None
+        return sorted(set(value)) if isinstance(value, list) else [value]
+
+    def _check_average_last_n(self):
+        value = self.average_last_n
+        if isinstance(value, list) and not value:
+            raise ValueError(
+                "average_last_n must be a positive int or a non-empty list of "
+                "them. Received: average_last_n=[]"
+            )
+        for n in self.average_candidates or []:
+            if n <= 0:
+                raise ValueError(
+                    f"average_last_n must be positive. Received: average_last_n={value}"
+                )
+        if not isinstance(value, list):
+            return
+        final = self.final_model or self._auto_final_model()
+        if final != "average":
+            raise ValueError(
+                f"average_last_n={value} chooses how many checkpoints the final "
+                f"average holds, but final_model is {final!r}"
+                + (" (auto)" if self.final_model is None else "")
+                + ": set final_model to 'average' or give one N."
+            )
+        if not self.uses_default_task and self.valid_src is None:
+            raise ValueError(
+                f"average_last_n={value} chooses N on validation BLEU: set "
+                "valid_src and valid_tgt (or give one N)."
+            )
+
+    def _check_validation_values(self):
+        """EMA, validation BLEU, the best checkpoint, patience, the final model."""
+        if self.ema_decay is not None and not 0.0 < self.ema_decay < 1.0:
+            raise ValueError(
+                "ema_decay must be in (0, 1), e.g. 0.999, or null. "
+                f"Received: ema_decay={self.ema_decay}"
+            )
+        if self.keep_best not in (None, *KEEP_BEST):
+            raise ValueError(
+                "keep_best must be 'bleu', 'loss' or null. "
+                f"Received: keep_best={self.keep_best!r}"
+            )
+        if self.final_model not in (None, *FINAL_MODELS):
+            raise ValueError(
+                "final_model must be 'last', 'best' or 'average'. "
+                f"Received: final_model={self.final_model!r}"
+            )
+        bleu_off = self.valid_bleu_sentences == 0
+        if self.keep_best == "bleu" and bleu_off:
+            raise ValueError(
+                "keep_best='bleu' needs validation BLEU: set valid_bleu_sentences "
+                "(a number of validation sentences, or null for all)."
+            )
+        if self.eval_every_steps is not None and bleu_off:
+            raise ValueError(
+                f"eval_every_steps={self.eval_every_steps} sets how often validation "
+                "BLEU runs, but valid_bleu_sentences=0 turns it off."
+            )
+        if self.patience is not None and self.keep_best is None:
+            raise ValueError(
+                f"patience={self.patience} watches the keep_best value: set "
+                "keep_best to 'bleu' or 'loss'."
+            )
+        if self.final_model == "best" and self.keep_best is None:
+            raise ValueError(
+                "final_model='best' needs keep_best ('bleu' or 'loss') to keep a "
+                "best checkpoint."
+            )
+        if self.final_model == "average" and self.ema_decay is not None:
+            raise ValueError(
+                "final_model='average' averages the raw epoch checkpoints, which "
+                f"would ignore ema_decay={self.ema_decay}: use final_model 'last' "
+                "(the moving average) or 'best'."
+            )
+        uses_validation = self.keep_best is not None or not bleu_off
+        if uses_validation and not self.uses_default_task and self.valid_src is None:
+            key = "keep_best" if self.keep_best is not None else "valid_bleu_sentences"
+            raise ValueError(
+                f"{key} needs validation files: set valid_src and valid_tgt."
+            )
+
+
+def check_keys(values, source=None):
+    """Raises a ValueError naming keys that are not `TrainConfig` fields."""
+    valid = TrainConfig.field_names()
+    unknown = [key for key in values if key not in valid]
+    if unknown:
+        where = f" in {source}" if source else ""
+        raise ValueError(
+            f"Unknown config key(s){where}: {', '.join(map(str, unknown))}. "
+            f"Valid keys: {', '.join(valid)}"
+        )
+
+
+def parse_value(key, text):
+    """A command-line string as the value of config key ``key``.
+
+    Values are read as YAML (``3`` is an int, ``true`` a bool, ``null``
+    None, ``{num_layers: 3}`` a dict); for float keys, strings such as
+    ``1e-3`` (which YAML 1.1 leaves as text) are converted too.
+    """
+
+    try:
+        value = yaml.safe_load(text) if text.strip() else None
+    except yaml.YAMLError as error:
+        raise ValueError(f"Cannot parse the value of {key}: {text!r} ({error})") from None
+    fields = {field.name: field for field in dataclasses.fields(TrainConfig)}
+    if key in fields and isinstance(value, str) and _takes_list(fields[key].type):
+        # "3,5,8" (YAML reads it as text): the list [3, 5, 8].
+        try:
+            value = [int(part) for part in value.split(",")]
+        except ValueError:
+            pass  # The type check reports it.
+    if key in fields and isinstance(value, str):
+        base = _base_type(fields[key].type)
+        if base in (int, float):
+            try:
+                value = base(value)
+            except ValueError:
+                pass  # The type check reports it.
+    return value
+
+
+def parse_overrides(assignments, config=None):
+    """Applies ``["key=value", "model_overrides.num_layers=3", ...]`` to a config.
+
+    Args:
+        assignments: iterable of str ``KEY=VALUE``; ``model_overrides.NAME=VALUE``
+            sets one model argument.
+        config: the `TrainConfig` to start from. Defaults to ``TrainConfig()``.
+
+    Returns:
+        A new `TrainConfig`. Unknown keys raise a ValueError naming them.
+    """
+    config = TrainConfig() if config is None else config
+    values, model_overrides = {}, dict(config.model_overrides)
+    for assignment in assignments:
+        key, separator, text = assignment.partition("=")
+        key = key.strip()
+        if not separator or not key:
+            raise ValueError(f"Overrides are KEY=VALUE. Received: {assignment!r}")
+        if key.startswith("model_overrides."):
+            model_overrides[key.split(".", 1)[1]] = parse_value(key, text)
+        else:
+            values[key] = parse_value(key, text)
+    check_keys(values, source="the overrides")
+    if "model_overrides" not in values:
+        values["model_overrides"] = model_overrides
+    return config.replace(**values)
+
+
+def load_run_config(directory):
+    """The `TrainConfig` saved in a run directory (``config.json``)."""
+    return TrainConfig.from_file(os.path.join(directory, CONFIG_FILENAME))
+
+
+def _base_type(annotation):
+    """``Optional[int]`` -> int; other annotations unchanged."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) is typing.Union and len(args) == 1:
+        return args[0]
+    return annotation
+
+
+def _takes_list(annotation):
+    """True when ``annotation`` is ``List[...]`` or a Union holding one."""
+    if typing.get_origin(annotation) is list:
+        return True
+    if typing.get_origin(annotation) is typing.Union:
+        return any(_takes_list(a) for a in typing.get_args(annotation))
+    return False
+
+
+def _type_name(annotation):
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) is typing.Union:
+        return " or ".join(_type_name(a) for a in args)
+    if typing.get_origin(annotation) is list:
+        return f"a list of {_type_name(args[0])}"
+    return "null" if annotation is type(None) else annotation.__name__
+
+
+def _matches(value, annotation):
+    if typing.get_origin(annotation) is typing.Union:
+        return any(_matches(value, a) for a in typing.get_args(annotation))
+    if annotation is type(None):
+        return value is None
+    if typing.get_origin(annotation) is list:
+        [item] = typing.get_args(annotation)
+        return isinstance(value, list) and all(_matches(v, item) for v in value)
+    if annotation is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, annotation)
+
+
+class ConfigTypeError(TypeError, ValueError):
+    """A config value of the wrong type: a TypeError, and a ValueError so
+    that callers treating bad values as the user's (the CLI) report it as one."""
+
+
+def _check_type(name, value, annotation):
+    if not _matches(value, annotation):
+        raise ConfigTypeError(
+            f"Config key {name!r} must be {_type_name(annotation)}. "
+            f"Received: {value!r} ({type(value).__name__})"
+        )

@@ -1,0 +1,576 @@
+"""The training loop: `train(config)` from text files to a model that translates.
+
+One run directory holds everything a run produces, so translation and export
+use the vocabulary the model was trained with (the layout and its rules are
+`keras_transformer.run_directory`'s)::
+
+    <output_dir>/
+      config.json         the resolved `TrainConfig`
+      vocab.spm           the shared SentencePiece BPE vocabulary
+      model.keras         the final model: last, best or averaged weights
+      results.json        steps, time, scores
+      checkpoints/        epoch_001.weights.h5, ... and model_config.json;
+                          best/ with keep_best (best.weights.h5, best.json)
+      backup/             `BackupAndRestore` state while a run is unfinished
+      logs/               history.csv (val_bleu too), validation.csv (one row
+                          per validation BLEU), and TensorBoard events when
+                          the tensorboard package is installed
+
+Starting the same command again after a crash resumes from the last finished
+epoch (the weights, the optimizer state, so the learning-rate step, the epoch
+counter, and the best checkpoint's value are restored; the vocabulary is
+reloaded); a finished run, a run with other settings or a directory that is
+not a run is refused unless ``overwrite=True`` (``--overwrite``) moves it
+aside. Every file is written to a temporary name, checked (finite weights,
+strict JSON) and then renamed into place, so a crash or a NaN loss never
+replaces a good file.
+
+The pieces: `load_data`, `build_tokenizer`, `build_datasets`, `build_model`
+(with `build_optimizer`: the paper's Adam and schedule, gradient accumulation,
+the moving average of the weights), the callbacks of
+`keras_transformer.callbacks`, `fit`, the final model
+(`keras_transformer.final_model`: last, best, or an average of checkpoints,
+its N fixed or chosen on validation) and the score
+(`keras_transformer.evaluation`).
+"""
+
+import dataclasses
+import itertools
+import math
+import os
+import time
+
+import keras
+import tensorflow as tf
+
+from keras_transformer.data import (
+    SubwordTokenizer,
+    default_bucket_lengths,
+    default_task_splits,
+    make_dataset,
+    read_parallel,
+)
+from keras_transformer.models.transformer.transformer import Transformer
+from keras_transformer.models.transformer.translator import Translator
+from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
+from keras_transformer.objectives.metrics import MaskedTokenAccuracy
+from keras_transformer.objectives.schedules import transformer_optimizer
+from keras_transformer.training.callbacks import run_callbacks
+from keras_transformer.training.checkpoints import save_architecture
+from keras_transformer.training.config import TrainConfig
+from keras_transformer.training.distribution import (
+    distribution_scope,
+    pipeline_options_for,
+)
+
+# `EvaluationResult`, `evaluate_translations` and `format_evaluation` live in
+# `keras_transformer.evaluation`; importing them from here keeps working.
+from keras_transformer.training.evaluation import (
+    evaluate_translations,
+    format_evaluation,
+    format_samples,
+)
+from keras_transformer.training.host_memory import (
+    resolve_retain_host_memory,
+    retain_freed_memory,
+)
+from keras_transformer.training.model_selection import choose_final_model
+from keras_transformer.training.precision import resolve_dtype_policy
+from keras_transformer.training.run_directory import RESUME, RunDirectory
+from keras_transformer.utils.file_io import (
+    atomic_write_bytes,
+    atomic_write_json,
+    save_model,
+)
+from keras_transformer.utils.run_files import (
+    CONFIG_FILENAME,
+    MODEL_FILENAME,
+    VOCABULARY_FILENAME,
+)
+
+# The default task's split is fixed, so that scores of different runs (and
+# seeds) are measured on the same held-out numbers.
+DEFAULT_TASK_SPLIT_SEED = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainResult:
+    """What `train` did.
+
+    Args:
+        config: the resolved `TrainConfig`.
+        output_dir: str. The run directory.
+        model_path: str. ``<output_dir>/model.keras`` (None after a NaN loss).
+        model: the final `Transformer` (see ``final_model``).
+        tokenizer: the `SubwordTokenizer`.
+        history: dict of per-epoch metric lists (this process' epochs),
+            ``val_bleu`` and ``val_exact_match`` included with validation BLEU.
+        initial_epoch: int. 0, or the epoch a resumed run started from.
+        epochs_run: int. Epochs completed in this process.
+        steps: int. Optimizer updates in total (including resumed ones).
+        train_seconds: float. Time in `model.fit`.
+        stop_reason: str or None. "time budget", "max_steps", "patience",
+            "NaN loss".
+        averaged_checkpoints: list of str. Checkpoints averaged into the model.
+        evaluation: `EvaluationResult` or None.
+        samples: list of (source, reference, hypothesis).
+        final_model: str or None. What model.keras holds: "last", "best" or
+            "average" (None after a NaN loss).
+        best: dict or None. With ``keep_best``: ``{"monitor", "value",
+            "update", "path"}`` of the best checkpoint.
+        average_selection: dict or None. With a list ``average_last_n``:
+            ``{"chosen", "monitor", "candidates", "sentences", "seconds"}``,
+            each candidate ``{"last_n", "checkpoints", "epochs", "val_bleu",
+            "val_exact_match"}``; ``monitor`` ("val_bleu", or
+            "val_exact_match" on the default task) chose.
+    """
+
+    config: TrainConfig
+    output_dir: str
+    model_path: str
+    model: object
+    tokenizer: object
+    history: dict
+    initial_epoch: int
+    epochs_run: int
+    steps: int
+    train_seconds: float
+    stop_reason: object
+    averaged_checkpoints: list
+    evaluation: object
+    samples: list
+    final_model: object = None
+    best: object = None
+    average_selection: object = None
+
+
+def _log(message, verbose):
+    if verbose:
+        print(message, flush=True)
+
+
+def load_data(config):
+    """``{"train": (src, tgt), "valid": ..., "test": ...}`` lists of str.
+
+    The default task gives all three splits; for files, missing valid/test
+    splits are absent from the dict.
+    """
+
+    if config.uses_default_task:
+        return default_task_splits(seed=DEFAULT_TASK_SPLIT_SEED)
+    splits = {}
+    for name in ("train", "valid", "test"):
+        src_path = getattr(config, f"{name}_src")
+        if src_path is not None:
+            tgt_path = getattr(config, f"{name}_tgt")
+            src, tgt, stats = read_parallel(src_path, tgt_path)
+            if not src:
+                raise ValueError(
+                    f"No {name} sentence pairs in {src_path!r} and {tgt_path!r} "
+                    f"({stats.num_lines} lines, {stats.num_skipped_empty} with an "
+                    "empty side): the files are empty or blank."
+                )
+            splits[name] = (src, tgt)
+    return splits
+
+
+def build_tokenizer(config, train_pairs, verbose=1):
+    """Loads ``<output_dir>/vocab.spm``, or trains it on the training text."""
+
+    path = RunDirectory(config.output_dir).vocabulary_path
+    if os.path.isfile(path):
+        tokenizer = SubwordTokenizer.load(path)
+        if tokenizer.vocabulary_size != config.vocabulary_size:
+            raise ValueError(
+                f"{path!r} has {tokenizer.vocabulary_size} pieces but the config "
+                f"asks for vocabulary_size={config.vocabulary_size}. Use a new "
+                "output_dir, or delete the old vocabulary and its model."
+            )
+        _log(f"Vocabulary: reusing {path} ({tokenizer.vocabulary_size} pieces).", verbose)
+        return tokenizer
+    start = time.monotonic()
+    src, tgt = train_pairs
+    tokenizer = SubwordTokenizer.train(
+        itertools.chain(src, tgt), config.vocabulary_size, seed=config.seed
+    )
+    atomic_write_bytes(path, tokenizer.proto)
+    _log(
+        f"Vocabulary: trained {tokenizer.vocabulary_size} BPE pieces on "
+        f"{2 * len(src)} sentences in {time.monotonic() - start:.1f} s -> {path}",
+        verbose,
+    )
+    return tokenizer
+
+
+def build_optimizer(config, d_model):
+    """The paper's Adam and schedule (§5.3), with accumulation and EMA.
+
+    ``accumulate_steps`` > 1 sets Keras' ``gradient_accumulation_steps``:
+    the optimizer sums the gradients of that many batches and applies their
+    mean once, so that (for a loss that is a mean over the batch) the update
+    equals one batch that many times larger. Keras evaluates a learning-rate
+    schedule at the count of *batches*; `_count_updates_in_schedule` makes
+    the warmup schedule count updates, as without accumulation.
+
+    ``ema_decay`` sets Keras' ``use_ema``: after each update the optimizer
+    moves its average of the weights, ``ema = decay * ema + (1 - decay) *
+    weights`` (the first update sets it to the weights). Under accumulation
+    Keras moves the average after every batch, also those that only
+    accumulate (the weights are then unchanged); the per-batch momentum is
+    then ``ema_decay ** (1 / accumulate_steps)``, so that the average still
+    forgets at ``ema_decay`` per update's worth of batches (it is the
+    per-batch average of the weights held for ``accumulate_steps`` batches
+    each).
+    """
+    steps = config.accumulate_steps
+    options = {}
+    if steps > 1:
+        options["gradient_accumulation_steps"] = steps
+    if config.ema_decay is not None:
+        options.update(use_ema=True, ema_momentum=config.ema_decay ** (1.0 / steps))
+    optimizer = transformer_optimizer(
+        d_model,
+        warmup_steps=config.warmup_steps,
+        scale=config.learning_rate_scale,
+        decay_steps=config.decay_steps,
+        **options,
+    )
+    if steps > 1:
+        _count_updates_in_schedule(optimizer)
+    return optimizer
+
+
+def _count_updates_in_schedule(optimizer):
+    """Evaluates ``optimizer``'s schedule at its update count.
+
+    Under gradient accumulation Keras calls a `LearningRateSchedule` with the
+    number of batches seen (``optimizer._iterations``), not of updates
+    (``optimizer.iterations``, that number floor-divided by the accumulation
+    steps): the paper's warmup would last ``accumulate_steps`` times longer
+    in updates. The update of batches ``k*n .. k*n+n-1`` uses the schedule
+    at update ``k``, exactly the rate of the k-th update without
+    accumulation. (The optimizer's saved config is unchanged: a model
+    reloaded from model.keras and trained further with accumulation counts
+    batches again.)
+    """
+    schedule = optimizer._learning_rate
+    if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
+        optimizer._get_current_learning_rate = lambda: schedule(optimizer.iterations)
+
+
+def build_model(config, vocabulary_size):
+    """`Transformer.from_preset` compiled with `build_optimizer` and the paper's loss."""
+    model = Transformer.from_preset(
+        config.preset,
+        vocabulary_size=vocabulary_size,
+        dtype=resolve_dtype_policy(config.dtype_policy)[0],
+        **config.model_overrides,
+    )
+    model.compile(
+        optimizer=build_optimizer(config, model.d_model),
+        loss=LabelSmoothedCrossEntropy(label_smoothing=config.label_smoothing),
+        metrics=[MaskedTokenAccuracy()],
+        jit_compile=config.jit_compile,
+    )
+    return model
+
+
+def _schedule(config, num_batches):
+    """``(epochs, batches per epoch)`` for `fit`, honouring ``max_steps``.
+
+    ``steps_per_epoch`` and ``max_steps`` count optimizer updates; with
+    ``accumulate_steps`` batches per update, an epoch is a whole number of
+    updates (one pass over the data rounds up to one).
+    """
+    per_update = config.accumulate_steps
+    updates_per_epoch = config.steps_per_epoch or math.ceil(num_batches / per_update)
+    epochs = config.epochs
+    if config.max_steps is not None:
+        updates_per_epoch = min(updates_per_epoch, config.max_steps)
+        epochs = min(epochs, math.ceil(config.max_steps / updates_per_epoch))
+    return epochs, updates_per_epoch * per_update
+
+
+def train(config, callbacks=None, overwrite=False):
+    """Trains a Transformer as ``config`` says and evaluates it.
+
+    Trains (or loads) the vocabulary, builds the token-bucketed datasets and
+    the model, runs `fit` with checkpoints, `BackupAndRestore`, NaN and time
+    guards (and, as configured, validation BLEU, the best checkpoint and
+    early stopping), saves the final model (last, best or checkpoint-averaged
+    weights), then prints sample translations and a score: exact match on the
+    default task, BLEU on your test (else validation) files.
+
+    Args:
+        config: a `TrainConfig` ("auto" fields are resolved here).
+        callbacks: optional extra `keras.callbacks.Callback`s for `fit`.
+        overwrite: bool. When ``config.output_dir`` holds a finished run, a
+            run with other settings, or files that are not a run, rename it
+            to ``<output_dir>.old-<timestamp>`` and start afresh, instead of
+            refusing. Defaults to False.
+
+    Returns:
+        A `TrainResult`.
+
+    Example:
+
+    ```python
+    result = train(TrainConfig())  # the embedded default task
+    print(result.evaluation.exact_match)
+    ```
+    """
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"train expects a TrainConfig. Received: {type(config).__name__}")
+    config = config.resolved()
+    backend = keras.config.backend()
+    if config.backend is not None and config.backend != backend:
+        raise ValueError(
+            f"The config asks for backend={config.backend!r} but Keras runs on "
+            f"{backend!r}. Set KERAS_BACKEND={config.backend} before Keras is "
+            "imported (the keras-transformer command does this for you)."
+        )
+    verbose = 1 if config.verbose == "auto" else config.verbose
+    # One spelling of the path (runs/x/ and runs/x are the same run).
+    config = config.replace(output_dir=os.path.normpath(config.output_dir))
+    run = RunDirectory(config.output_dir)
+    action = _claim(run, config, overwrite, verbose)
+    out = config.output_dir
+    os.makedirs(out, exist_ok=True)
+    keras.utils.set_random_seed(config.seed)
+    data = "the embedded default task (English -> German number words)"
+    if not config.uses_default_task:
+        data = f"{config.train_src} -> {config.train_tgt}"
+    _log(f"Training on {data} with the {backend} backend -> {out}", verbose)
+    if resolve_retain_host_memory(config.retain_host_memory, backend):
+        _, how = retain_freed_memory()
+        _log(f"retain_host_memory: {how}.", verbose)
+
+    splits = load_data(config)
+    tokenizer = build_tokenizer(config, splits["train"], verbose)
+    # Written now (after the vocabulary check), so that an interrupted run
+    # can be resumed, translated from and inspected.
+    atomic_write_json(run.config_path, config.to_dict())
+    train_dataset, valid_dataset, report = build_datasets(config, splits, tokenizer)
+    _log(f"Training data: {report.summary()}", verbose)
+    epochs, batches_per_epoch = _schedule(config, report.num_batches)
+    # Build, compile and fit inside the distribution's scope (a no-op for
+    # "none"); see keras_transformer.distribution.
+    with distribution_scope(config.distribution):
+        model = build_model(config, tokenizer.vocabulary_size)
+        _log(_describe(config, model, epochs, batches_per_epoch), verbose)
+        _, reason = resolve_dtype_policy(config.dtype_policy)
+        if reason is not None:
+            _log(f"dtype_policy auto: {model.dtype_policy.name} ({reason}).", verbose)
+        save_architecture(model, run.checkpoint_dir)
+        fit_callbacks = run_callbacks(
+            config, run, tokenizer, splits.get("valid"),
+            resume=action == RESUME, verbose=verbose,
+        )  # fmt: skip
+        start = time.monotonic()
+        history = model.fit(
+            train_dataset,
+            validation_data=valid_dataset,
+            epochs=epochs,
+            steps_per_epoch=batches_per_epoch,
+            callbacks=fit_callbacks.callbacks + list(callbacks or []),
+            verbose=config.verbose,
+            shuffle=False,  # The pipeline shuffles (tf.data ignores this anyway).
+        )
+    train_seconds = time.monotonic() - start
+    # BackupAndRestore may have started fit at a later epoch.
+    initial_epoch = history.epoch[0] if history.epoch else epochs
+    epochs_run = len(history.epoch)
+    steps = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
+    stop_reason = fit_callbacks.stop_reason(history.history.get("loss", []))
+    _log(
+        f"Trained {epochs_run} epoch(s) ({steps} updates in total) in "
+        f"{train_seconds:.0f} s" + (f"; stopped: {stop_reason}." if stop_reason else "."),
+        verbose,
+    )
+
+    model_path, averaged, final, evaluation, samples = None, [], None, None, []
+    eval_name, selection = None, None
+    if stop_reason == "NaN loss":
+        _log(
+            f"The loss became NaN: no {MODEL_FILENAME} was written. "
+            "Try a smaller learning_rate_scale or more warmup_steps.",
+            verbose,
+        )
+    else:
+        model, averaged, final, selection = choose_final_model(
+            model, config, run, initial_epoch + epochs_run, fit_callbacks.best,
+            verbose, tokenizer=tokenizer, valid_pairs=splits.get("valid"),
+        )  # fmt: skip
+        model_path = save_model(model, run.model_path)
+        _log(
+            f"Saved {model_path} ({final} weights; with "
+            f"{VOCABULARY_FILENAME} and {CONFIG_FILENAME})",
+            verbose,
+        )
+        evaluation, samples, eval_name = _evaluate_run(
+            config, model, tokenizer, splits, verbose
+        )
+
+    result = TrainResult(
+        config=config,
+        output_dir=out,
+        model_path=model_path,
+        model=model,
+        tokenizer=tokenizer,
+        history=dict(history.history),
+        initial_epoch=initial_epoch,
+        epochs_run=epochs_run,
+        steps=steps,
+        train_seconds=train_seconds,
+        stop_reason=stop_reason,
+        averaged_checkpoints=averaged,
+        evaluation=evaluation,
+        samples=samples,
+        final_model=final,
+        best=fit_callbacks.best_summary(),
+        average_selection=selection,
+    )
+    _write_results(result, eval_name)
+    return result
+
+
+def _describe(config, model, epochs, batches_per_epoch):
+    overrides = f" with {config.model_overrides}" if config.model_overrides else ""
+    per_update = config.accumulate_steps
+    schedule = f"{epochs} epochs x {batches_per_epoch // per_update} updates"
+    if per_update > 1:
+        schedule += f" of {per_update} accumulated batches"
+    if config.ema_decay is not None:
+        schedule += f"; moving average of the weights (decay {config.ema_decay})"
+    return (
+        f"Model: preset {config.preset!r}{overrides}, {model.count_params():,} "
+        f"parameters; {schedule}."
+    )
+
+
+# Keys that may change when an interrupted run is resumed; any other
+# difference would make the backup (weights, optimizer, data) inconsistent.
+_RESUMABLE_CHANGES = frozenset(
+    "epochs max_steps time_budget_minutes keep_checkpoints average_last_n "
+    "beam_size alpha max_extra_length eval_sentences num_samples backend "
+    "jit_compile retain_host_memory verbose test_src test_tgt patience eval_every_steps "
+    "final_model".split()
+)
+
+
+def _complete_saved_config(saved):
+    """A saved ``config.json`` resolved by this version: keys that an older
+    version did not write take their defaults (the values that run used)."""
+    known = set(TrainConfig.field_names())
+    return TrainConfig.from_dict({k: v for k, v in saved.items() if k in known}).resolved().to_dict()
+
+
+def _claim(run, config, overwrite, verbose):
+    """Explains what a run in ``run`` will do; refuses to mix two runs."""
+    action = run.claim(
+        config.to_dict(),
+        may_change=_RESUMABLE_CHANGES,
+        overwrite=overwrite,
+        complete_saved=_complete_saved_config,
+    )
+    if run.moved_to is not None:
+        _log(f"Moved the old contents of {run.path} aside to {run.moved_to}.", verbose)
+    if action == RESUME:
+        epoch = run.backup_epoch()
+        _log(f"Resuming the unfinished run in {run.path} after epoch {epoch}.", verbose)
+    return action
+
+
+def build_datasets(config, splits, tokenizer):
+    """``(train_dataset, valid_dataset or None, train_report)``.
+
+    The training data repeats forever (``steps_per_epoch`` sets the epoch);
+    the validation data is one pass per epoch.
+    """
+
+
+    # Training and validation batches share one batching (same shapes).
+    # Under JAX data parallelism every batch size is a multiple of the
+    # device count (and each host reads its share of every global batch).
+    sharding = pipeline_options_for(config.distribution)
+    batching = dict(
+        tokenizer=tokenizer,
+        tokens_per_batch=config.tokens_per_batch,
+        max_length=config.max_length,
+        bucket_boundaries=default_bucket_lengths(
+            config.max_length, step=config.bucket_step
+        ),
+        bucketing=config.bucketing,
+        **sharding,
+    )
+    train_dataset, report = make_dataset(
+        *splits["train"], shuffle=True, seed=config.seed, repeat=True, **batching
+    )
+    valid_dataset = None
+    if "valid" in splits:
+        valid_dataset, valid_report = make_dataset(
+            *splits["valid"], shuffle=False, **batching
+        )
+        # A known size: Keras then shows a full progress bar and does not
+        # warn that the validation data "ran out" after the first epoch.
+        valid_dataset = valid_dataset.apply(
+            tf.data.experimental.assert_cardinality(valid_report.num_batches)
+        )
+    return train_dataset, valid_dataset, report
+
+
+def _evaluate_run(config, model, tokenizer, splits, verbose):
+    """``(evaluation, samples, split name)`` on the test (else validation) split."""
+    eval_name = "test" if "test" in splits else "valid" if "valid" in splits else None
+    if eval_name is None or config.eval_sentences == 0:
+        return None, [], eval_name
+
+    sources, references = splits[eval_name]
+    if config.eval_sentences:
+        sources = sources[: config.eval_sentences]
+        references = references[: config.eval_sentences]
+    evaluation = evaluate_translations(
+        Translator(model, tokenizer),
+        sources,
+        references,
+        beam_size=config.beam_size,
+        alpha=config.alpha,
+        max_extra_length=config.max_extra_length,
+        verbose=verbose,
+    )
+    samples = list(zip(sources, references, evaluation.hypotheses))
+    samples = samples[: config.num_samples]
+    if samples:
+        _log(format_samples(*zip(*samples)), verbose)
+    summary = format_evaluation(
+        evaluation,
+        f"{eval_name} set",
+        exact_match=config.uses_default_task,
+        bleu=not config.uses_default_task,
+    )
+    _log(summary, verbose)
+    return evaluation, samples, eval_name
+
+
+def _write_results(result, eval_name):
+    values = {
+        "backend": keras.config.backend(),
+        "dtype_policy": result.model.dtype_policy.name,
+        "initial_epoch": result.initial_epoch,
+        "epochs_run": result.epochs_run,
+        "steps": result.steps,
+        "train_seconds": result.train_seconds,
+        "stop_reason": result.stop_reason,
+        "final_model": result.final_model,
+        "averaged_checkpoints": result.averaged_checkpoints,
+        "best": result.best,
+        "average_selection": result.average_selection,
+        "final_metrics": {
+            key: float(values[-1]) for key, values in result.history.items() if values
+        },
+    }
+    if result.evaluation is not None:
+        values["evaluation"] = dict(result.evaluation.to_dict(), split=eval_name)
+    # Strict JSON: a NaN loss is written as null.
+    path = RunDirectory(result.output_dir).results_path
+    atomic_write_json(path, values)

@@ -1,0 +1,95 @@
+"""The names of every file and directory of a run directory or a preset.
+
+A run directory (``keras-transformer train``)::
+
+    <run>/
+      config.json         the resolved `TrainConfig`: the run's identity
+      vocab.spm           the shared SentencePiece vocabulary
+      model.keras         the final model (written last)
+      results.json        steps, time, scores (strict JSON: NaN -> null)
+      checkpoints/        model_config.json, epoch_001.weights.h5, ...
+      backup/             `BackupAndRestore` state while the run is unfinished
+      logs/               history.csv (and TensorBoard events)
+      preset/             optionally, a keras-hub preset of the final model
+
+A keras-hub preset (``save_to_preset``): config.json, model.weights.h5,
+tokenizer.json, task.json, assets/tokenizer/vocabulary.spm, metadata.json.
+These constants are the only literals of those names in the package.
+"""
+
+import os
+
+from keras_transformer.utils.file_io import read_json
+
+MODEL_FILENAME = "model.keras"
+
+
+VOCABULARY_FILENAME = "vocab.spm"
+
+
+CONFIG_FILENAME = "config.json"
+
+
+ARCHITECTURE_FILENAME = "model_config.json"
+
+
+RESULTS_FILENAME = "results.json"
+
+
+CHECKPOINTS_DIRNAME = "checkpoints"
+
+
+BACKUP_DIRNAME = "backup"
+
+
+LOGS_DIRNAME = "logs"
+
+
+CHECKPOINT_PATTERN = "epoch_{epoch:03d}.weights.h5"
+
+
+# BackupAndRestore's files inside backup/.
+BACKUP_METADATA_FILENAME = "training_metadata.json"
+
+
+BACKUP_WEIGHTS_FILENAME = "latest.weights.h5"
+
+
+BACKUP_PREVIOUS_WEIGHTS_FILENAME = "latest.weights.h5.bkp"
+
+
+# keras-hub preset layout (keras_hub/src/utils/preset_utils.py), as written by
+# `TransformerSeq2SeqLM.save_to_preset`.
+PRESET_CONFIG_FILENAME = "config.json"
+
+
+PRESET_VOCABULARY_PATH = os.path.join("assets", "tokenizer", "vocabulary.spm")
+
+
+# A run directory may hold a keras-hub preset in this subdirectory.
+RUN_PRESET_DIRNAME = "preset"
+
+
+def is_preset_directory(directory):
+    """True when ``directory`` holds a keras-hub preset (a ``config.json``
+    with a ``registered_name``). An unreadable ``config.json`` is a
+    ValueError naming it, not a silent "no preset"."""
+    path = os.path.join(directory, PRESET_CONFIG_FILENAME)
+    if not os.path.isfile(path):
+        return False
+    config = read_json(path, "preset file")
+    return isinstance(config, dict) and "registered_name" in config
+
+
+# keras-hub's preset file names (keras_hub/src/utils/preset_utils.py; the
+# config file and the tokenizer asset are run_directory's, which finds presets).
+TASK_CONFIG_FILE = "task.json"
+
+
+TOKENIZER_CONFIG_FILE = "tokenizer.json"
+
+
+MODEL_WEIGHTS_FILE = "model.weights.h5"
+
+
+SHARDED_MODEL_WEIGHTS_FILE = "model.weights.json"

@@ -1,0 +1,174 @@
+"""The package's import structure: layers that only import downward.
+
+Reads every module of `keras_transformer` with `ast` (nothing is imported)
+and fails on
+
+* an import of a higher layer (the order is `LAYER_ORDER` below),
+* a cycle among the package's modules,
+* an import inside a function, except of an optional dependency
+  (`OPTIONAL_DEPENDENCIES`), which the package imports only where it is used.
+"""
+
+import ast
+import os
+
+import pytest
+
+PACKAGE = "keras_transformer"
+PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), PACKAGE)
+
+# Lowest first. A module may import modules of its own layer or of a lower
+# one. The model-agnostic decoding sits below the models, as keras-hub's
+# samplers sit below its models; the objectives (loss, metric, schedule) sit
+# below the models because the keras-hub task compiles with them.
+LAYER_ORDER = (
+    ("special_tokens", "utils", "version"),
+    ("layers",),
+    ("objectives",),
+    ("decoding",),
+    ("models",),
+    ("data",),
+    ("training",),
+    ("export",),
+    ("cli", "__main__"),
+)
+OPTIONAL_DEPENDENCIES = {"jax", "torch", "ctranslate2", "matplotlib"}
+
+
+def _modules():
+    """{dotted module name: path} of every module of the package."""
+    modules = {}
+    for directory, _, files in os.walk(PACKAGE_DIR):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(directory, name)
+            parts = os.path.relpath(path, os.path.dirname(PACKAGE_DIR))[:-3].split(os.sep)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join(parts)] = path
+    return modules
+
+
+MODULES = _modules()
+
+
+def _layer(module):
+    """The index in `LAYER_ORDER` of ``module``; the package's own
+    ``__init__`` is above every layer."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return len(LAYER_ORDER)
+    for index, names in enumerate(LAYER_ORDER):
+        if parts[1] in names:
+            return index
+    raise AssertionError(f"{module} is in no layer of LAYER_ORDER: add its room there")
+
+
+def _imports(module):
+    """[(imported package module, line, inside a function)] of ``module``;
+    ``from package.x import y`` counts as importing ``package.x.y`` when that
+    is a module, else ``package.x``."""
+    tree = ast.parse(open(MODULES[module], encoding="utf-8").read())
+    parents = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = []
+            for alias in node.names:
+                candidate = f"{node.module}.{alias.name}"
+                names.append(candidate if candidate in MODULES else node.module)
+        else:
+            continue
+        in_function = False
+        parent = parents.get(node)
+        while parent is not None:
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                in_function = True
+            parent = parents.get(parent)
+        found.extend((name, node.lineno, in_function) for name in names)
+    return found
+
+
+def test_every_module_is_in_a_layer():
+    for module in MODULES:
+        _layer(module)
+
+
+def test_imports_point_downward():
+    upward = []
+    for module in MODULES:
+        for imported, line, _ in _imports(module):
+            if imported.split(".")[0] != PACKAGE or imported not in MODULES:
+                continue
+            if _layer(imported) > _layer(module):
+                upward.append(f"{MODULES[module]}:{line}: {module} imports {imported}")
+    assert not upward, "imports of a higher layer:\n" + "\n".join(upward)
+
+
+def test_no_function_level_imports():
+    inside = []
+    for module in MODULES:
+        for imported, line, in_function in _imports(module):
+            if in_function and imported.split(".")[0] not in OPTIONAL_DEPENDENCIES:
+                inside.append(f"{MODULES[module]}:{line}: {imported}")
+    assert not inside, "imports inside functions:\n" + "\n".join(inside)
+
+
+def _cycle(graph):
+    """One cycle of ``graph`` ({node: set of nodes}) as a list, or None."""
+    state = {}
+
+    def visit(node, path):
+        state[node] = "open"
+        path.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == "open":
+                return path[path.index(target):] + [target]
+            if target not in state:
+                cycle = visit(target, path)
+                if cycle:
+                    return cycle
+        path.pop()
+        state[node] = "done"
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node, [])
+            if cycle:
+                return cycle
+    return None
+
+
+def _package_graph():
+    """{module: package modules it imports}, a package's ``__init__`` aside
+    (it imports its submodules, which import their siblings through it)."""
+    graph = {}
+    for module in MODULES:
+        graph[module] = {
+            imported
+            for imported, _, _ in _imports(module)
+            if imported in MODULES and imported != module and "." in imported
+            and not MODULES[imported].endswith("__init__.py")
+        }
+    return graph
+
+
+def test_no_import_cycles():
+    cycle = _cycle(_package_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_checks_can_fail():
+    """The checks above find what they look for (a hand-made graph and module)."""
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+    assert _layer(f"{PACKAGE}.layers.attention") < _layer(f"{PACKAGE}.models.transformer")
+    with pytest.raises(AssertionError, match="no layer"):
+        _layer(f"{PACKAGE}.unknown_room")
