@@ -1,12 +1,12 @@
 """Export a trained run as a TF Serving SavedModel, then serve it from a
 fresh process that imports only TensorFlow and tensorflow-text.
 
-    python examples/export_and_serve.py --model-dir runs/default
+    python examples/export_and_serve.py --model-dir runs/numbers
     python examples/export_and_serve.py            # trains a tiny model first (about a minute)
 
 The export runs under the TensorFlow backend whatever backend trained the
 model (in a subprocess when needed). TF Serving itself would load the same
-directory: see the README's "Serve with TF Serving" section.
+directory: see docs/serving.md.
 """
 
 import argparse

@@ -149,7 +149,7 @@ def test_readme_two_commands_are_what_ci_runs():
 
 
 def test_no_document_tells_the_history_of_its_own_work():
-    pattern = re.compile(r"session|\bround\b|this machine|earlier run|previous run|\blent\b", re.I)
+    pattern = re.compile(r"session|\bround\b(?! trip)|this machine|earlier run|previous run|\blent\b", re.I)
     found = [
         f"{document}:{number}: {line.strip()}"
         for document in DOCUMENTS
