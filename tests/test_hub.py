@@ -256,7 +256,7 @@ def test_presets_registry_separates_architectures_from_trained(trained):
     assert {presets[name]["kind"] for name in ("tiny", "small", "base", "big")} == {"architecture"}
     model = kt.Transformer.from_preset("tiny", vocabulary_size=40)
     assert model.vocabulary_size == 40 and model.num_layers == 2
-    kt.hub.register_trained_preset("numbers_tiny", trained["preset"], "test model")
+    kt.register_trained_preset("numbers_tiny", trained["preset"], "test model")
     try:
         assert kt.Transformer.presets["numbers_tiny"]["kind"] == "trained"
         assert kt.TransformerSeq2SeqLM.from_preset("numbers_tiny").beam_size == 2
@@ -265,7 +265,7 @@ def test_presets_registry_separates_architectures_from_trained(trained):
     with pytest.raises(ValueError, match="'base' is an architecture preset"):
         kt.TransformerSeq2SeqLM.from_preset("base")
     with pytest.raises(ValueError, match="architecture preset"):
-        kt.hub.register_trained_preset("tiny", trained["preset"])
+        kt.register_trained_preset("tiny", trained["preset"])
 
 
 def _copy(preset, tmp_path, name):

@@ -35,6 +35,8 @@ except ImportError:  # TensorFlow is needed only on its own backend.
     tf = None
 import itertools
 
+from keras_transformer.utils.private_apis import mark_jax_state_synced
+
 
 def out_of_range_message(name, token_id, vocabulary_size):
     return (
@@ -324,4 +326,67 @@ def _restore_jax_state(model, state, kind):
     for variables, values in zip(groups, state):
         for variable, value in zip(variables, values):
             variable.assign(value)
-    model._jax_state_synced = True
+    mark_jax_state_synced(model)
+
+
+class TokenIdCheckedModel:
+    """A `keras.Model` mixin that holds the token-id contract at the entry
+    points of Keras' trainer: in-memory arrays are checked in ``fit``,
+    ``evaluate`` and ``predict`` before any step runs, and under JAX every
+    batch of a dataset or generator is checked on the host before its
+    compiled step (`checked_jax_step_function`).
+
+    Why the trainer methods are overridden: Keras has no public hook that
+    sees each batch before a compiled JAX step, and an ``Assert`` cannot
+    raise inside ``jax.jit``; a callback sees no data. The overrides only
+    check and delegate to Keras. After a refused JAX batch,
+    `_restore_jax_state` puts back the variables Keras detached for the
+    step and marks them synced (`mark_jax_state_synced`), so the model
+    stays usable.
+    """
+
+    def _check_arrays(self, x, y=None):
+        check_model_arrays(
+            self, x, y, label_ignore_id=getattr(self.loss, "pad_id", None)
+        )
+
+    def fit(self, x=None, y=None, *args, **kwargs):
+        self._check_arrays(x, y)
+        validation_data = kwargs.get("validation_data")
+        if isinstance(validation_data, (tuple, list)) and validation_data:
+            self._check_arrays(*validation_data[:2])
+        return super().fit(x, y, *args, **kwargs)
+
+    def evaluate(self, x=None, y=None, *args, **kwargs):
+        self._check_arrays(x, y)
+        return super().evaluate(x, y, *args, **kwargs)
+
+    def predict(self, x, *args, **kwargs):
+        self._check_arrays(x)
+        return super().predict(x, *args, **kwargs)
+
+    # Under JAX, datasets and generators are checked batch by batch on the
+    # host before each compiled step (no check can raise inside jit cheaply).
+
+    def make_train_function(self, force=False):
+        built = force or self.train_function is None
+        result = super().make_train_function(force)
+        if built and keras.config.backend() == "jax":
+            self.train_function = checked_jax_step_function(self, self.train_function, "train")
+        return result
+
+    def make_test_function(self, force=False):
+        built = force or self.test_function is None
+        result = super().make_test_function(force)
+        if built and keras.config.backend() == "jax":
+            self.test_function = checked_jax_step_function(self, self.test_function, "test")
+        return result
+
+    def make_predict_function(self, force=False):
+        built = force or self.predict_function is None
+        super().make_predict_function(force)
+        if built and keras.config.backend() == "jax":
+            self.predict_function = checked_jax_step_function(
+                self, self.predict_function, "predict"
+            )
+        return self.predict_function

@@ -193,13 +193,13 @@ class TrainConfig:
         retain_host_memory: bool or "auto". Keep freed host memory in the
             process (glibc malloc without mmap) instead of unmapping and
             page-faulting large tensors in again every step; "auto" (the
-            default): on for the TensorFlow backend, where it made the
-            Multi30k step 1.3-1.6x faster on a 2-core EPYC
-            (`keras_transformer.host_memory`).
+            default): on for the TensorFlow backend, whose CPU steps
+            otherwise spend much of their time in the kernel
+            (`keras_transformer.training.host_memory`).
         distribution: str. Multi-device training: "none" (default),
             "data" (JAX DataParallel / TF MirroredStrategy), "model" (JAX
             ModelParallel) or "multi-worker" (TF MultiWorkerMirroredStrategy,
-            configured by TF_CONFIG). See `keras_transformer.distribution`.
+            configured by TF_CONFIG). See `keras_transformer.training.distribution`.
         verbose: "auto", 0, 1 or 2. Keras progress output.
     """
 

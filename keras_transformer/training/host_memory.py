@@ -5,13 +5,9 @@ malloc. glibc serves every block above its mmap threshold (at most 32 MB)
 with a fresh ``mmap`` and gives it back with ``munmap`` when it is freed, so
 each training step maps, page-faults in and zeroes its large tensors anew
 (the Multi30k model's logits alone are 64 x 64 x 8000 float32 = 131 MB).
-On a 2-core AMD EPYC (AVX2) that kernel work took 2.5-2.8 s of CPU per
-4,096-token TensorFlow step of the Multi30k model and left the step at
-3.6-4.1 s; with the freed blocks kept in the heap it ran at 2.5-2.7 s, with
-0.7 s of kernel time (`python benchmarks/cpu_parallelism.py --backend
-tensorflow --retain-host-memory {off,on}`,
-`benchmarks/results/cpu_parallelism_tensorflow_retain_{off,on}_session16.json`).
-JAX was not affected (2.8-3.0 s off, 2.6-3.1 s on: the JAX files).
+Keeping the freed blocks in the heap removes most of that kernel time from a
+TensorFlow CPU step; `benchmarks/cpu_parallelism.py` measures it (figures in
+benchmarks/README.md).
 
 `retain_freed_memory` sets glibc's ``M_MMAP_MAX`` to 0 (no block is served
 by ``mmap``; large blocks come from the heap and go back to it) and

@@ -4,17 +4,10 @@
 hardware multiplies bfloat16 natively: NVIDIA GPUs from Ampere on (compute
 capability 8.0), TPUs, and CPUs with AVX512-BF16 or AMX-BF16 (x86) or the
 BF16 extension (ARM). Elsewhere bfloat16 is emulated and slower than
-float32. Measured with ``benchmarks/train_throughput.py`` (the Multi30k
-model, 64 x 64 tokens, 2 cores):
-
-- AMD EPYC with AVX512-BF16: TensorFlow 7,682 tokens/s under mixed_bfloat16,
-  1.5x its float32 rate (``train_throughput_cpu_bf16*.md``);
-- AMD EPYC with AVX2 only: TensorFlow 559 tokens/s under mixed_bfloat16
-  against 979 in float32; JAX 1,326 against 1,289
-  (``train_throughput_cpu_avx2_*_seq64.md``).
-
-So a config that names ``mixed_bfloat16`` is fast on one machine and 1.75x
-slower on another. ``"auto"`` chooses per machine, when the model is built:
+float32 (``benchmarks/train_throughput.py`` measures both; the figures per
+machine are in benchmarks/README.md), so a config that names
+``mixed_bfloat16`` is fast on one machine and slow on another. ``"auto"``
+chooses per machine, when the model is built:
 `resolve_dtype_policy`. Keras has no such policy (its ``dtype_policy`` is a
 fixed name), and the device queries differ per backend, hence this module;
 the backend-specific lines are in `_accelerator`.

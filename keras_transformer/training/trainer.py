@@ -82,6 +82,7 @@ from keras_transformer.utils.file_io import (
     atomic_write_json,
     save_model,
 )
+from keras_transformer.utils.private_apis import schedule_at_update_count
 from keras_transformer.utils.run_files import (
     CONFIG_FILENAME,
     MODEL_FILENAME,
@@ -236,26 +237,8 @@ def build_optimizer(config, d_model):
         **options,
     )
     if steps > 1:
-        _count_updates_in_schedule(optimizer)
+        schedule_at_update_count(optimizer)
     return optimizer
-
-
-def _count_updates_in_schedule(optimizer):
-    """Evaluates ``optimizer``'s schedule at its update count.
-
-    Under gradient accumulation Keras calls a `LearningRateSchedule` with the
-    number of batches seen (``optimizer._iterations``), not of updates
-    (``optimizer.iterations``, that number floor-divided by the accumulation
-    steps): the paper's warmup would last ``accumulate_steps`` times longer
-    in updates. The update of batches ``k*n .. k*n+n-1`` uses the schedule
-    at update ``k``, exactly the rate of the k-th update without
-    accumulation. (The optimizer's saved config is unchanged: a model
-    reloaded from model.keras and trained further with accumulation counts
-    batches again.)
-    """
-    schedule = optimizer._learning_rate
-    if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
-        optimizer._get_current_learning_rate = lambda: schedule(optimizer.iterations)
 
 
 def build_model(config, vocabulary_size):

@@ -22,11 +22,7 @@ from keras_transformer.layers.positional_encoding import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
 )
-from keras_transformer.layers.token_checks import (
-    TokenIdCheck,
-    check_model_arrays,
-    checked_jax_step_function,
-)
+from keras_transformer.layers.token_checks import TokenIdCheck, TokenIdCheckedModel
 from keras_transformer.layers.transformer_layer import check_normalization_position
 from keras_transformer.models.transformer.transformer_backbone import (
     TransformerBackbone,
@@ -57,7 +53,7 @@ def _portable_optimizer_modules(config):
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
-class Transformer(TransformerBackbone):
+class Transformer(TokenIdCheckedModel, TransformerBackbone):
     """The Transformer of "Attention Is All You Need" (Vaswani et al., 2017).
 
     A functional `keras.Model` built from `keras.Input`s and a keras-hub
@@ -586,54 +582,6 @@ class Transformer(TransformerBackbone):
             scores["decoder_self_attention"].append(layer_scores["self_attention"])
             scores["decoder_cross_attention"].append(layer_scores["cross_attention"])
         return scores
-
-    # --- entry points: in-memory ids are checked before any step runs ---
-
-    def _check_arrays(self, x, y=None):
-        check_model_arrays(
-            self, x, y, label_ignore_id=getattr(self.loss, "pad_id", None)
-        )
-
-    def fit(self, x=None, y=None, *args, **kwargs):
-        self._check_arrays(x, y)
-        validation_data = kwargs.get("validation_data")
-        if isinstance(validation_data, (tuple, list)) and validation_data:
-            self._check_arrays(*validation_data[:2])
-        return super().fit(x, y, *args, **kwargs)
-
-    def evaluate(self, x=None, y=None, *args, **kwargs):
-        self._check_arrays(x, y)
-        return super().evaluate(x, y, *args, **kwargs)
-
-    def predict(self, x, *args, **kwargs):
-        self._check_arrays(x)
-        return super().predict(x, *args, **kwargs)
-
-    # Under JAX, datasets and generators are checked batch by batch on the
-    # host before each compiled step (no check can raise inside jit cheaply).
-
-    def make_train_function(self, force=False):
-        built = force or self.train_function is None
-        result = super().make_train_function(force)
-        if built and keras.config.backend() == "jax":
-            self.train_function = checked_jax_step_function(self, self.train_function, "train")
-        return result
-
-    def make_test_function(self, force=False):
-        built = force or self.test_function is None
-        result = super().make_test_function(force)
-        if built and keras.config.backend() == "jax":
-            self.test_function = checked_jax_step_function(self, self.test_function, "test")
-        return result
-
-    def make_predict_function(self, force=False):
-        built = force or self.predict_function is None
-        super().make_predict_function(force)
-        if built and keras.config.backend() == "jax":
-            self.predict_function = checked_jax_step_function(
-                self, self.predict_function, "predict"
-            )
-        return self.predict_function
 
     # --- configuration ---
 

@@ -33,6 +33,7 @@ from keras_transformer.models.transformer.transformer_presets import (
     constructor_argument_names,
     resolve_preset,
 )
+from keras_transformer.utils.private_apis import flatten_layers
 
 try:
     from keras_hub.models import Backbone as _Base
@@ -143,12 +144,15 @@ class TransformerBackbone(_Base):
         if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
             raise ValueError(f"rank must be a positive int. Received: rank={rank!r}")
         super().enable_lora(rank, target_layer_names=target_layer_names)
-        for layer in self._flatten_layers(include_self=False):
-            if getattr(layer, "lora_enabled", False):
-                bias = getattr(layer, "bias", None)
-                if bias is not None:
-                    bias.trainable = False
-        if not getattr(self, "_lora_enabled_layers", None):
+        adapted = [
+            layer
+            for layer in flatten_layers(self, include_self=False)
+            if getattr(layer, "lora_enabled", False)
+        ]
+        for layer in adapted:
+            if getattr(layer, "bias", None) is not None:
+                layer.bias.trainable = False
+        if not adapted:
             raise ValueError(
                 "enable_lora found no layer named "
                 f"{target_layer_names or list(LORA_LAYER_NAMES)} to adapt."
@@ -161,7 +165,7 @@ class TransformerBackbone(_Base):
         dtype = self.dtype_policy
         if not isinstance(dtype, keras.dtype_policies.DTypePolicyMap):
             policy_map = keras.dtype_policies.DTypePolicyMap()
-            for layer in self._flatten_layers():
+            for layer in flatten_layers(self):
                 if layer.quantization_mode is not None:
                     policy_map[layer.path] = layer.dtype_policy
             if len(policy_map) > 0:

@@ -5,7 +5,6 @@ import os
 
 import keras
 from keras_hub.models import Seq2SeqLM
-from keras_hub.src.models.causal_lm import CausalLM
 
 from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.models.transformer import transformer_presets as preset_lib
@@ -21,7 +20,8 @@ from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 from keras_transformer.objectives.metrics import MaskedTokenAccuracy
 from keras_transformer.objectives.schedules import transformer_optimizer
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
-from keras_transformer.utils.file_io import load_model
+from keras_transformer.utils.file_io import load_model, read_json
+from keras_transformer.utils.private_apis import compile_task_without_sampler
 from keras_transformer.utils.run_files import (
     CONFIG_FILENAME,
     MODEL_FILENAME,
@@ -225,9 +225,8 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
             loss = LabelSmoothedCrossEntropy(label_smoothing=label_smoothing)
         if weighted_metrics == "auto":
             weighted_metrics = [MaskedTokenAccuracy()]
-        # Skips `CausalLM.compile`, which sets up a keras-hub sampler.
-        super(CausalLM, self).compile(
-            optimizer=optimizer, loss=loss, weighted_metrics=weighted_metrics, **kwargs
+        compile_task_without_sampler(
+            self, optimizer=optimizer, loss=loss, weighted_metrics=weighted_metrics, **kwargs
         )
         self._search = sampler
         self.generate_function = None
@@ -382,7 +381,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
             directory, require_tokenizer="preprocessor" not in kwargs
         )
         if "://" not in directory:
-            config = preset_lib._read_json(os.path.join(directory, preset_lib.CONFIG_FILE))
+            config = read_json(os.path.join(directory, preset_lib.CONFIG_FILE), "preset file")
             if "preprocessor" not in kwargs:
                 preset_lib.check_vocabulary_file(
                     os.path.join(directory, preset_lib.TOKENIZER_ASSET), config["config"]
@@ -415,7 +414,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         settings = {}
         config_path = os.path.join(directory, CONFIG_FILENAME)
         if os.path.isfile(config_path):
-            run_config = preset_lib._read_json(config_path)
+            run_config = read_json(config_path, "preset file")
             for key in ("beam_size", "alpha", "max_extra_length"):
                 if run_config.get(key) is not None:
                     settings[key] = run_config[key]

@@ -7,7 +7,6 @@ SavedModel); `TransformerTokenizer` is the same model file as a keras-hub
 check the reserved pieces with `check_reserved_pieces`.
 """
 
-import hashlib
 import io
 import os
 import re
@@ -15,10 +14,6 @@ import re
 import keras
 import sentencepiece as spm
 import tensorflow as tf
-import tensorflow_text as tf_text
-from keras_hub.tokenizers import SentencePieceTokenizer
-from tensorflow.python.trackable import resource as tf_resource
-from tensorflow_text.python.ops import sentencepiece_tokenizer as tf_text_sp
 
 from keras_transformer.models.transformer.transformer import Transformer
 from keras_transformer.special_tokens import (
@@ -32,6 +27,10 @@ from keras_transformer.special_tokens import (
     UNK_ID,
     UNK_PIECE,
     check_reserved_pieces,
+)
+from keras_transformer.utils.private_apis import (
+    SentencePieceTokenizerBase,
+    make_tf_sentencepiece_tokenizer,
 )
 from keras_transformer.utils.run_files import VOCABULARY_FILENAME
 
@@ -93,7 +92,7 @@ class SubwordTokenizer(tf.Module):
         # inside a tf.function, so tf.data maps and exported functions can
         # capture it.
         with tf.init_scope():
-            self._tf_tokenizer = _make_tf_tokenizer(self._proto)
+            self._tf_tokenizer = make_tf_sentencepiece_tokenizer(self._proto)
 
     # ------------------------------------------------------------------
     # Construction and persistence.
@@ -328,41 +327,6 @@ class SubwordTokenizer(tf.Module):
         return texts
 
 
-class _SharedModelResource(tf_resource.TrackableResource):
-    """The SentencePiece model resource, under a name derived from the model.
-
-    tf_text creates the resource *private to its kernel*, and the eager
-    kernel cache owns that kernel: ``tf.random.set_seed``,
-    ``keras.utils.set_random_seed`` and ``keras.backend.clear_session`` clear
-    the cache and the tokenizer then fails with "Resource ...
-    SentencepieceResource does not exist" (tensorflow/text#570). With a
-    ``shared_name`` the resource belongs to the resource manager instead and
-    survives; equal models share one resource, which lives as long as the
-    process (a few MB per distinct model). It is re-created from the model
-    bytes when a SavedModel is loaded.
-    """
-
-    def __init__(self, proto):
-        super().__init__()
-        self._proto = proto
-        digest = hashlib.sha256(proto).hexdigest()[:24]
-        self._shared_name = f"keras_transformer_spm_{digest}"
-        _ = self.resource_handle  # Creates the resource now.
-
-    def _create_resource(self):
-        return tf_text_sp.gen_sentencepiece_tokenizer.sentencepiece_op(
-            model=self._proto, shared_name=self._shared_name
-        )
-
-
-def _make_tf_tokenizer(proto):
-    tokenizer = tf_text.SentencepieceTokenizer(model=proto, out_type=tf.int32)
-    # tf_text has no option for a shared resource; replace its private one
-    # (see _SharedModelResource). test_tokenizer checks this still works.
-    tokenizer._model_resource = _SharedModelResource(proto)
-    return tokenizer
-
-
 def _check_reserved_ids(processor):
     size = processor.get_piece_size()
     check_reserved_pieces(
@@ -395,7 +359,7 @@ def _training_error(error, vocabulary_size, num_sentences):
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
-class TransformerTokenizer(SentencePieceTokenizer):
+class TransformerTokenizer(SentencePieceTokenizerBase):
     """The shared source/target subword vocabulary (paper §5.1), keras-hub style.
 
     A `keras_hub.tokenizers.SentencePieceTokenizer` reading the same
@@ -426,27 +390,14 @@ class TransformerTokenizer(SentencePieceTokenizer):
 
     backbone_cls = Transformer
 
-    def __init__(self, proto=None, **kwargs):
-        self._add_special_token(PAD_PIECE, "pad_token")
-        self._add_special_token(UNK_PIECE, "unk_token")
-        self._add_special_token(BOS_PIECE, "start_token")
-        self._add_special_token(EOS_PIECE, "end_token")
-        super().__init__(proto=proto, **kwargs)
-        # Nothing to build; unbuilt, `Model.quantize` on a task holding this
-        # tokenizer would refuse it.
-        self.built = True
+    special_pieces = {
+        "pad_token": PAD_PIECE,
+        "unk_token": UNK_PIECE,
+        "start_token": BOS_PIECE,
+        "end_token": EOS_PIECE,
+    }
 
-    def _update_special_token_ids(self):
-        # Runs when a proto is set; check the ids before keras-hub looks the
-        # special pieces up (its error would not say which ids are expected).
-        check_reserved_pieces(self._vocabulary)
-        super()._update_special_token_ids()
-
-    def _set_proto_tf(self, proto):
-        # keras-hub's TF Text tokenizer keeps its model resource private to a
-        # kernel that `tf.random.set_seed` / `keras.utils.set_random_seed`
-        # clear (tensorflow/text#570); use the shared resource of
-        # `SubwordTokenizer` instead.
-        if keras.backend.standardize_dtype(self.compute_dtype) != "int32":
-            return super()._set_proto_tf(proto)
-        self._sentence_piece = _make_tf_tokenizer(proto)
+    def check_vocabulary(self, vocabulary):
+        """Called when a vocabulary is set, before keras-hub looks the
+        special pieces up (its error would not say which ids are expected)."""
+        check_reserved_pieces(vocabulary)

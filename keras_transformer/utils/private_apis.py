@@ -1,0 +1,152 @@
+"""The package's only uses of private Keras, keras-hub and TensorFlow Text APIs.
+
+Each is here because no public API serves, and says why; the rest of the
+package calls these functions and classes instead of reaching into another
+library's internals, so that an upgrade of Keras, keras-hub or TF Text has
+one module to check.
+"""
+
+import hashlib
+
+import keras
+
+try:
+    import tensorflow as tf
+    import tensorflow_text as tf_text
+    from tensorflow.python.trackable.resource import (
+        TrackableResource as _TrackableResource,
+    )
+    from tensorflow_text.python.ops import sentencepiece_tokenizer as tf_text_sp
+except ImportError:  # TensorFlow is needed only by the tokenizer and export.
+    tf = tf_text = tf_text_sp = None
+    _TrackableResource = object
+
+try:
+    from keras_hub.models import CausalLM
+    from keras_hub.tokenizers import SentencePieceTokenizer
+except ImportError:  # keras-hub is needed only by the keras-hub family.
+    CausalLM = None
+    SentencePieceTokenizer = object
+
+
+# --- Keras ---
+
+
+def flatten_layers(layer, include_self=True):
+    """Every layer nested in ``layer`` (Keras' ``Layer._flatten_layers``;
+    Keras has no public recursive listing of sublayers)."""
+    return list(layer._flatten_layers(include_self=include_self))
+
+
+def schedule_at_update_count(optimizer):
+    """Makes ``optimizer`` evaluate its `LearningRateSchedule` at its update
+    count (``optimizer.iterations``) instead of its batch count.
+
+    Under gradient accumulation Keras calls the schedule with the number of
+    batches seen (``optimizer._iterations``), and has no public setting to
+    change that: the paper's warmup would last ``accumulate_steps`` times
+    longer in updates. The update of batches ``k*n .. k*n+n-1`` then uses
+    the schedule at update ``k``, exactly the rate of the k-th update
+    without accumulation. The optimizer's saved config is unchanged.
+    """
+    schedule = optimizer._learning_rate
+    if isinstance(schedule, keras.optimizers.schedules.LearningRateSchedule):
+        optimizer._get_current_learning_rate = lambda: schedule(optimizer.iterations)
+
+
+def mark_jax_state_synced(model):
+    """Tells Keras' JAX trainer that ``model``'s variables hold their values.
+
+    Keras detaches the variables for a compiled JAX step; when a step is
+    refused before it runs (a batch with out-of-range token ids), the caller
+    assigns the values back and the trainer must not sync them again.
+    Keras has no public API for this state (``_jax_state_synced``).
+    """
+    model._jax_state_synced = True
+
+
+# --- keras-hub ---
+
+
+def compile_task_without_sampler(task, **kwargs):
+    """``keras.Model.compile`` of a keras-hub `Seq2SeqLM` task, skipping
+    `CausalLM.compile`, which sets up a keras-hub sampler: the package
+    decodes with its own beam search, and keras-hub has no public switch to
+    compile a task without a sampler."""
+    super(CausalLM, task).compile(**kwargs)
+
+
+class SentencePieceTokenizerBase(SentencePieceTokenizer):
+    """keras-hub's `SentencePieceTokenizer` with two hooks that keras-hub
+    keeps private:
+
+    * ``special_pieces`` ({attribute: piece}) are declared as special tokens
+      (``_add_special_token``), and ``check_vocabulary(vocabulary)`` runs
+      whenever a vocabulary is set, before keras-hub looks them up
+      (``_update_special_token_ids``);
+    * the TF Text tokenizer is built with `make_tf_sentencepiece_tokenizer`
+      (``_set_proto_tf``), whose model resource survives
+      `tf.random.set_seed` (tensorflow/text#570).
+    """
+
+    special_pieces = {}
+
+    def __init__(self, proto=None, **kwargs):
+        for attribute, piece in self.special_pieces.items():
+            self._add_special_token(piece, attribute)
+        super().__init__(proto=proto, **kwargs)
+        # Nothing to build; unbuilt, `Model.quantize` on a task holding this
+        # tokenizer would refuse it.
+        self.built = True
+
+    def check_vocabulary(self, vocabulary):
+        """Raises a ValueError when ``vocabulary`` (list of pieces) is unusable."""
+
+    def _update_special_token_ids(self):
+        self.check_vocabulary(self._vocabulary)
+        super()._update_special_token_ids()
+
+    def _set_proto_tf(self, proto):
+        if keras.backend.standardize_dtype(self.compute_dtype) != "int32":
+            return super()._set_proto_tf(proto)
+        self._sentence_piece = make_tf_sentencepiece_tokenizer(proto)
+
+
+# --- TensorFlow Text ---
+
+
+class _SharedModelResource(_TrackableResource):
+    """The SentencePiece model resource, under a name derived from the model.
+
+    tf_text creates the resource *private to its kernel*, and the eager
+    kernel cache owns that kernel: ``tf.random.set_seed``,
+    ``keras.utils.set_random_seed`` and ``keras.backend.clear_session`` clear
+    the cache and the tokenizer then fails with "Resource ...
+    SentencepieceResource does not exist" (tensorflow/text#570). With a
+    ``shared_name`` the resource belongs to the resource manager instead and
+    survives; equal models share one resource, which lives as long as the
+    process (a few MB per distinct model). It is re-created from the model
+    bytes when a SavedModel is loaded.
+    """
+
+    def __init__(self, proto):
+        super().__init__()
+        self._proto = proto
+        digest = hashlib.sha256(proto).hexdigest()[:24]
+        self._shared_name = f"keras_transformer_spm_{digest}"
+        _ = self.resource_handle  # Creates the resource now.
+
+    def _create_resource(self):
+        return tf_text_sp.gen_sentencepiece_tokenizer.sentencepiece_op(
+            model=self._proto, shared_name=self._shared_name
+        )
+
+
+def make_tf_sentencepiece_tokenizer(proto):
+    tokenizer = tf_text.SentencepieceTokenizer(model=proto, out_type=tf.int32)
+    """A TF Text SentencePiece tokenizer (int32 ids) whose model resource
+    survives `tf.random.set_seed` (see `_SharedModelResource`). TF Text has
+    no option for a shared resource, so its private one is replaced
+    (tests/test_tokenizer.py checks that this still works)."""
+    tokenizer._model_resource = _SharedModelResource(proto)
+    return tokenizer
