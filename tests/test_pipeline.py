@@ -1,6 +1,7 @@
 """Tests for parallel text reading and the tf.data pipeline (keras_transformer.data)."""
 
 import collections
+import dataclasses
 import gzip
 import itertools
 import os
@@ -727,3 +728,90 @@ def test_packed_dataset_trains_the_transformer(pairs, tokenizer):
     history = model.fit(dataset, epochs=2, steps_per_epoch=2, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
     assert history.history["loss"][1] < history.history["loss"][0]
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"tokens_per_batch": 0}, r"tokens_per_batch must be a positive int\. Received: tokens_per_batch=0"),
+        ({"tokens_per_batch": 100.0}, r"tokens_per_batch must be a positive int"),
+        ({"max_length": True}, r"max_length must be a positive int\. Received: max_length=True"),
+        ({"max_length": 1, "tokens_per_batch": 8}, r"max_length must be at least 2"),
+        ({"tokens_per_batch": 127}, r"tokens_per_batch must be >= max_length \* batch_multiple"),
+        ({"batch_multiple": -2}, r"batch_multiple must be a positive int\. Received: batch_multiple=-2"),
+        ({"num_shards": 0}, r"num_shards must be a positive int\. Received: num_shards=0"),
+        ({"shard_index": -1}, r"shard_index must be a non-negative int\. Received: shard_index=-1"),
+        ({"batch_multiple": 2, "num_shards": 2, "shard_index": 2, "seed": 0},
+         r"shard_index must be in \[0, num_shards=2\)\. Received: shard_index=2"),
+        ({"batch_multiple": 3, "num_shards": 2, "seed": 0}, r"num_shards must divide batch_multiple"),
+        ({"batch_multiple": 2, "num_shards": 2}, r"num_shards > 1 needs a seed"),
+        ({"shuffle_buffer_size": 0}, r"shuffle_buffer_size must be a positive int or None\. "
+                                     r"Received: shuffle_buffer_size=0"),
+        ({"vocabulary_size": -5}, r"vocabulary_size must be a positive int or None\. "
+                                  r"Received: vocabulary_size=-5"),
+        ({"seed": -1}, r"seed must be a non-negative int or None\. Received: seed=-1"),
+        ({"seed": 1.5}, r"seed must be a non-negative int or None"),
+        ({"shuffle": "yes"}, r"shuffle must be one of \(True, False\)\. Received: shuffle='yes'"),
+        ({"repeat": None}, r"repeat must be one of \(True, False\)"),
+        ({"drop_remainder": "no"}, r"drop_remainder must be one of \(True, False\)"),
+        ({"length_handling": "clip"}, r"length_handling must be one of \('filter', 'truncate'\)\. "
+                                      r"Received: length_handling='clip'"),
+        ({"bucketing": "pack"}, r"bucketing must be one of \('separate', 'joint', 'packed'\)\. "
+                                r"Received: bucketing='pack'"),
+        ({"min_shape_saving": -0.1}, r"min_shape_saving must be a fraction in \[0, 1\]\. "
+                                     r"Received: min_shape_saving=-0.1"),
+        ({"min_shape_saving": float("nan")}, r"min_shape_saving must be a fraction"),
+        ({"min_shape_saving": True}, r"min_shape_saving must be a fraction"),
+        ({"bucket_boundaries": [8, 0]}, r"bucket_boundaries\[1\] must be a positive int\. "
+                                        r"Received: bucket_boundaries\[1\]=0"),
+        ({"bucket_boundaries": [8, 8.5]}, r"bucket_boundaries\[1\] must be a positive int"),
+        ({"bucket_boundaries": [16, 8]}, r"bucket_boundaries must be increasing"),
+        ({"max_length": 32, "bucket_boundaries": [16, 64]},
+         r"bucket_boundaries must not exceed max_length"),
+    ],
+)
+def test_dataset_options_validation_names_the_argument(changes, message):
+    from keras_transformer.data import DatasetOptions
+
+    with pytest.raises(ValueError, match=message):
+        DatasetOptions(**changes)
+    # replace() validates too, and make_dataset's keyword form reports the same.
+    with pytest.raises(ValueError, match=message):
+        DatasetOptions().replace(**changes)
+    with pytest.raises(ValueError, match=message):
+        make_dataset(["4 5"], ["6 7"], NumberTokenizer(), **changes)
+
+
+def test_dataset_options_and_keyword_arguments():
+    from keras_transformer.data import DatasetOptions
+
+    options = DatasetOptions(tokens_per_batch=64, max_length=16, seed=3,
+                             bucket_boundaries=(length for length in (4, 8)))  # fmt: skip
+    # Stored as a tuple: a generator is not used up by the checks.
+    assert options.bucket_boundaries == (4, 8)
+    assert options.bucket_lengths == (4, 8, 16)
+    assert options.bucket_batch_sizes((4, 8, 16)) == (16, 8, 4)
+    assert DatasetOptions(max_length=128).bucket_lengths == default_bucket_lengths(128)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.seed = 4
+    src, tgt = _skewed_pairs(num_pairs=60)
+    src, tgt = [" ".join(s.split()[:10]) for s in src], [" ".join(t.split()[:10]) for t in tgt]
+    by_options, report = make_dataset(src, tgt, NumberTokenizer(), options)
+    by_keywords, same_report = make_dataset(
+        src, tgt, NumberTokenizer(), tokens_per_batch=64, max_length=16, seed=3,
+        bucket_boundaries=[4, 8],
+    )  # fmt: skip
+    assert report == same_report
+    for a, b in zip(_batches(by_options), _batches(by_keywords), strict=True):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+    # Keyword arguments override the options' fields.
+    _, joint = make_dataset(src, tgt, NumberTokenizer(), options, bucketing="joint")
+    assert joint.bucketing == "joint" and report.bucketing == "separate"
+    assert options.replace(bucketing="joint").bucketing == "joint"
+    with pytest.raises(TypeError, match=r"Unknown dataset option\(s\) \['token_per_batch'\]"):
+        make_dataset(src, tgt, NumberTokenizer(), token_per_batch=64)
+    with pytest.raises(TypeError, match="Unknown dataset option"):
+        options.replace(tokens=1)
+    with pytest.raises(TypeError, match="options must be a DatasetOptions"):
+        make_dataset(src, tgt, NumberTokenizer(), 4096)

@@ -10,9 +10,9 @@ from keras_transformer.data.default_task import (
     number_to_german,
     write_default_task,
 )
+from keras_transformer.data.options import DatasetOptions, default_bucket_lengths
 from keras_transformer.data.pipeline import (
     DatasetReport,
-    default_bucket_lengths,
     make_dataset,
     make_dataset_from_files,
 )
@@ -25,6 +25,7 @@ from keras_transformer.data.text_files import (
 from keras_transformer.models.transformer.transformer_tokenizer import SubwordTokenizer
 
 __all__ = [
+    "DatasetOptions",
     "DatasetReport",
     "ReadStats",
     "SubwordTokenizer",

@@ -17,6 +17,7 @@ import os
 import numpy as np
 
 from keras_transformer.data.text_files import write_lines
+from keras_transformer.utils.validation import check_int
 
 MAX_NUMBER = 9999
 SPLITS = ("train", "valid", "test")
@@ -37,11 +38,11 @@ _DE_TENS = "_ _ zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzi
 
 
 def _check_number(n):
+    # A TypeError for a non-int (a float or a word is a misuse, not a value
+    # out of range); a ValueError naming ``n`` for one outside 0..MAX_NUMBER.
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"Expected an int. Received: {n!r}")
-    if not 0 <= n <= MAX_NUMBER:
-        raise ValueError(f"Numbers must be in 0..{MAX_NUMBER}. Received: {n}")
-    return int(n)
+    return check_int("n", n, minimum=0, maximum=MAX_NUMBER)
 
 
 def number_to_english(n):
@@ -134,14 +135,11 @@ def default_task_splits(seed=0, num_train=8000, num_valid=1000, num_test=1000):
     src, tgt = splits["train"]  # "twenty-one", "einundzwanzig", ...
     ```
     """
+    # At least one training pair: 0 ("zero") always goes to training.
+    check_int("num_train", num_train, minimum=1)
+    check_int("num_valid", num_valid, minimum=0)
+    check_int("num_test", num_test, minimum=0)
     sizes = {"train": num_train, "valid": num_valid, "test": num_test}
-    for name, size in sizes.items():
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-            raise ValueError(
-                f"num_{name} must be a non-negative int. Received: {size!r}"
-            )
-    if num_train < 1:
-        raise ValueError("num_train must be at least 1 (0 is always trained on).")
     total = num_train + num_valid + num_test
     if total > MAX_NUMBER + 1:
         raise ValueError(

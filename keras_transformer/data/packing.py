@@ -15,14 +15,17 @@ compilation under JAX, where bucketing needs one per shape.
 Written here (NumPy, in a Python generator) because tf.data has no packing
 of *pairs*: tf.data's ``bucket_by_sequence_length`` and ``padded_batch`` pad,
 and keras-hub's packers (``StartEndPacker``, ``MultiSegmentPacker``) join the
-segments of one example, not several examples. A pass over Multi30k's
-29,000 pairs takes well under a second of one core, and tf.data's prefetch
-overlaps it with training.
+segments of one example, not several examples. Packing a pass is a
+NumPy loop over its pairs; tf.data's prefetch overlaps it with training.
+
+`packed_rows` is the ``"packed"`` strategy of `make_dataset`: `PairPacker`
+places the pairs, `fill_batch` writes each batch's arrays.
 """
 
 import dataclasses
 
 import numpy as np
+import tensorflow as tf
 
 from keras_transformer.special_tokens import PAD_ID
 
@@ -144,3 +147,123 @@ def fill_batch(batch, rows, row_length, encoder_ids, decoder_ids, labels):
         label[row, span] = label_flat[start:end]
         decoder_segments[row, span] = segment
     return encoder, decoder, label, encoder_segments, decoder_segments
+
+
+def packed_rows(encoder_ids, decoder_ids, labels, options):
+    """``bucketing="packed"``: batches of ``tokens_per_batch // max_length``
+    rows (a multiple of ``batch_multiple``) of ``max_length`` tokens, each
+    row holding several pairs told apart by segment ids.
+
+    The pair order of every pass comes from one generator seeded with
+    ``seed`` (a fresh seed when None): the report describes the first pass
+    exactly as the dataset yields it.
+    """
+    rows = options.tokens_per_batch // options.max_length
+    rows = rows // options.batch_multiple * options.batch_multiple
+    ids = [
+        (x.flat_values.numpy().astype(np.int32), x.row_splits.numpy())
+        for x in (encoder_ids, decoder_ids, labels)
+    ]
+    encoder_lengths = np.diff(ids[0][1])
+    decoder_lengths = np.diff(ids[1][1])
+    seed = options.seed
+    if seed is None:
+        # One seed for the report's pass and the dataset's first pass.
+        seed = int(np.random.SeedSequence().entropy % (2**63))
+
+    def batches(orders, num_passes):
+        return _packed_batches(
+            encoder_lengths, decoder_lengths, rows, orders, num_passes, options
+        )
+
+    def orders():
+        return _pass_orders(len(encoder_lengths), options.shuffle, seed)
+
+    first_pass = list(batches(orders(), 1))
+    batching = _packed_statistics(first_pass, encoder_lengths, decoder_lengths, rows, options)
+    # Shared by every iteration of the dataset: each one packs the next pass.
+    dataset_orders = orders()
+    num_passes = 2**62 if options.repeat else 1
+    dataset = _packed_dataset(lambda: batches(dataset_orders, num_passes), ids, rows, options)
+    return dataset, batching
+
+
+def _pass_orders(num_examples, shuffle, seed):
+    """Every pass's pair order, forever; each iteration of the dataset
+    continues the sequence (a new shuffle per epoch, as
+    ``reshuffle_each_iteration``), reproducible from ``seed``."""
+    rng = np.random.default_rng(seed)
+    while True:
+        yield rng.permutation(num_examples) if shuffle else np.arange(num_examples)
+
+
+def _packed_batches(encoder_lengths, decoder_lengths, rows, orders, num_passes, options):
+    """The `PackedBatch`es of ``num_passes`` passes (orders from ``orders``);
+    without ``repeat``, the last partial batches too (unless
+    ``drop_remainder``)."""
+    packer = PairPacker(encoder_lengths, decoder_lengths, options.max_length, rows)
+    for _ in range(num_passes):
+        yield from packer.batches(next(orders))
+    if not options.repeat:
+        for batch in packer.flush():
+            if options.drop_remainder and len(set(batch.rows)) < rows:
+                continue
+            yield batch
+
+
+def _packed_statistics(batches, encoder_lengths, decoder_lengths, rows, options):
+    """The report's batching fields for one pass of packed ``batches``."""
+    max_length = options.max_length
+    used_rows = sum(len(set(batch.rows)) for batch in batches)
+    kept = sum(len(batch.pairs) for batch in batches)
+    real_source = int(sum(encoder_lengths[batch.pairs].sum() for batch in batches))
+    real_target = int(sum(decoder_lengths[batch.pairs].sum() for batch in batches))
+    padded = len(batches) * rows * max_length
+    return {
+        "num_batches": max(1, len(batches)),
+        "num_source_tokens": int(encoder_lengths.sum()),
+        "num_target_tokens": int(decoder_lengths.sum()),
+        "padding_fraction": 1.0 - (real_source + real_target) / max(1, 2 * padded),
+        "bucket_lengths": (max_length,),
+        "bucket_batch_sizes": (rows,),
+        "source_padding_fraction": 1.0 - real_source / max(1, padded),
+        "target_padding_fraction": 1.0 - real_target / max(1, padded),
+        "bucketing": "packed",
+        "batch_shapes": ((rows, max_length, max_length),),
+        "num_batch_shapes": 1,
+        "batch_multiple": options.batch_multiple,
+        "num_dropped": 0 if options.repeat else len(encoder_lengths) - kept,
+        "num_padding_rows": len(batches) * rows - used_rows,
+        "num_shards": options.num_shards,
+        "num_pairs_per_row": kept / max(1, used_rows),
+    }
+
+
+def _packed_dataset(packed_batches, ids, rows, options):
+    """A ``tf.data`` dataset of the batches ``packed_batches()`` yields, each
+    filled (`fill_batch`) and cut to this process's shard of rows."""
+    max_length = options.max_length
+    shard_rows = rows // options.num_shards
+    start = options.shard_index * shard_rows
+
+    def generate():
+        for batch in packed_batches():
+            arrays = fill_batch(batch, rows, max_length, *ids)
+            encoder, decoder, label, encoder_segments, decoder_segments = (
+                x[start : start + shard_rows] for x in arrays
+            )
+            inputs = {
+                "encoder_token_ids": encoder,
+                "decoder_token_ids": decoder,
+                "encoder_segment_ids": encoder_segments,
+                "decoder_segment_ids": decoder_segments,
+            }
+            yield inputs, label
+
+    spec = tf.TensorSpec((shard_rows, max_length), tf.int32)
+    names = ("encoder_token_ids", "decoder_token_ids", "encoder_segment_ids",
+             "decoder_segment_ids")  # fmt: skip
+    dataset = tf.data.Dataset.from_generator(
+        generate, output_signature=({name: spec for name in names}, spec)
+    )
+    return dataset.prefetch(tf.data.AUTOTUNE)

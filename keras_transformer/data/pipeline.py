@@ -19,7 +19,7 @@ fixed set, so compiled train steps see few distinct shapes:
   a pair of 7 source and 17 target tokens can go to ``S=8``, ``T=24``
   instead of ``S=T=24``.
 - ``bucketing="joint"`` pads both sides to the bucket of the longer side
-  (``S == T``), as before.
+  (``S == T``).
 
 Either way the batch size of a batch is ``tokens_per_batch // max(S, T)``
 (rounded down to a multiple of ``batch_multiple``), so each side holds at
@@ -36,21 +36,40 @@ its own only to the ``(S, T)`` combinations that save enough padding
   (pair k of a row is segment k on both sides, 0 is padding); the model
   keeps each pair to itself. Every batch then has one shape,
   ``(tokens_per_batch // max_length, max_length)``.
+
+`make_dataset` tokenizes and encodes the pairs here, then hands them to the
+strategy ``bucketing`` names (`keras_transformer.data.bucketing` for
+``"separate"`` and ``"joint"``, `keras_transformer.data.packing` for
+``"packed"``); the settings are a `DatasetOptions`
+(`keras_transformer.data.options`).
 """
 
 import dataclasses
-import math
 
-import numpy as np
 import tensorflow as tf
 
-from keras_transformer.data.packing import PairPacker, fill_batch
+from keras_transformer.data.bucketing import joint_buckets, separate_buckets
+from keras_transformer.data.options import (  # noqa: F401 - re-exported
+    BUCKETINGS,
+    DatasetOptions,
+    check_option_names,
+    default_bucket_lengths,
+)
+from keras_transformer.data.packing import packed_rows
 from keras_transformer.data.text_files import read_parallel
-from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
-
-BUCKETINGS = ("separate", "joint", "packed")
+from keras_transformer.special_tokens import BOS_ID, EOS_ID
+from keras_transformer.utils.validation import check_int
 
 _TOKENIZE_CHUNK = 20_000
+
+# `DatasetOptions.bucketing` -> the function that batches the encoded pairs:
+# ``strategy(encoder_ids, decoder_ids, labels, options)`` returns
+# ``(dataset, batching)``, ``batching`` being the report's batch fields.
+_STRATEGIES = {
+    "separate": separate_buckets,
+    "joint": joint_buckets,
+    "packed": packed_rows,
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,65 +175,7 @@ class DatasetReport:
         return text + "."
 
 
-def default_bucket_lengths(max_length, step=8, growth=1.25):
-    """Padded bucket lengths: every ``step`` tokens, then geometric.
-
-    Lengths are multiples of ``step`` growing by at least ``step`` and by
-    about ``growth`` times, ending at ``max_length``; padding waste stays
-    under about ``growth - 1`` and the number of shapes stays small.
-
-    Args:
-        max_length: int. The last (largest) bucket length.
-        step: int. Smallest bucket and rounding unit. Defaults to ``8``.
-        growth: float. Ratio between neighbouring lengths. Defaults to
-            ``1.25``.
-
-    Returns:
-        A tuple of increasing ints ending with ``max_length``.
-
-    Example:
-
-    >>> default_bucket_lengths(128)
-    (8, 16, 24, 32, 40, 56, 72, 96, 128)
-    """
-    _check_positive_int("max_length", max_length)
-    _check_positive_int("step", step)
-
-    def next_length(length):
-        return max(length + step, step * math.ceil(length * growth / step))
-
-    lengths = []
-    length = step
-    while length < max_length:
-        lengths.append(length)
-        length = next_length(length)
-    last = lengths[-1] if lengths else None
-    if last and max_length - last < (next_length(last) - last) / 2:
-        lengths.pop()  # A sliver of a bucket just below max_length.
-    lengths.append(max_length)
-    return tuple(lengths)
-
-
-def make_dataset(
-    src_sentences,
-    tgt_sentences,
-    tokenizer,
-    tokens_per_batch=4096,
-    max_length=128,
-    shuffle=True,
-    seed=None,
-    repeat=False,
-    length_handling="filter",
-    bucket_boundaries=None,
-    shuffle_buffer_size=None,
-    drop_remainder=False,
-    vocabulary_size=None,
-    bucketing="separate",
-    batch_multiple=1,
-    num_shards=1,
-    shard_index=0,
-    min_shape_saving=0.005,
-):
+def make_dataset(src_sentences, tgt_sentences, tokenizer, options=None, **kwargs):
     """Tokenize sentence pairs once and batch them by token count.
 
     Args:
@@ -222,77 +183,26 @@ def make_dataset(
         tgt_sentences: list of str. Target sentences, aligned with the source.
         tokenizer: a `SubwordTokenizer` (anything whose ``tokenize`` maps a
             1-D string tensor to a ragged int32 tensor).
-        tokens_per_batch: int. Padded tokens per batch on each side:
-            ``batch * max(S, T) <= tokens_per_batch``. Defaults to 4096.
-        max_length: int. Longest encoder or decoder input, EOS/BOS included.
-            Defaults to 128.
-        shuffle: bool. Shuffle pairs (each epoch anew). Defaults to True.
-        seed: int. Shuffle seed. Defaults to None (not reproducible).
-        repeat: bool. Repeat forever; pass ``steps_per_epoch=
-            report.num_batches`` to ``fit``. Batches then straddle passes,
-            so there are no partial batches. Defaults to False.
-        length_handling: str. ``"filter"`` drops pairs longer than
-            ``max_length``; ``"truncate"`` cuts them, keeping the final EOS.
-            Defaults to ``"filter"``.
-        bucket_boundaries: sequence of int. Increasing padded bucket lengths;
-            a side goes to the smallest length >= its length (``"joint"``:
-            >= the pair's longer side). ``max_length`` is appended when
-            missing. Defaults to `default_bucket_lengths(max_length)`.
-        shuffle_buffer_size: int. Defaults to the number of pairs (a full
-            shuffle; the tokenized data is in memory anyway).
-        drop_remainder: bool. Drop each bucket's last partial batch (counted
-            in ``report.num_dropped``). Defaults to False: the last partial
-            batches are kept (padded with fully-masked rows to a multiple of
-            ``batch_multiple``).
-        vocabulary_size: int. The model's vocabulary size; every id (the
-            tokenizer's, BOS and EOS) must be below it, checked once here
-            (a ValueError, before any training step). Defaults to the
-            tokenizer's ``vocabulary_size`` when it has one.
-        bucketing: str. ``"separate"`` pads the source and the target each
-            to its own bucket length (batch shapes ``(batch, S, T)``);
-            ``"joint"`` pads both to the bucket of the longer side
-            (``S == T``). Both give a pair the same batch size (from its
-            longer side); ``"separate"`` pads less. Each shape is one
-            compilation of the train step under JAX, so under
-            ``"separate"`` only the ``(S, T)`` combinations that pay for it
-            get a shape of their own (see ``min_shape_saving``); the pairs
-            of the others go to the cheapest shape that holds them, never
-            more padded than under ``"joint"``. On Multi30k (bucket step 8)
-            padding falls from 22.7% to 19.7% with 3 more shapes
-            (``benchmarks/padding.py``). ``"packed"`` fills rows of
-            ``max_length`` tokens with several pairs (first fit, in the
-            shuffled order; see `keras_transformer.data.packing`) and adds
-            the segment ids to the inputs; batches of
-            ``tokens_per_batch // max_length`` rows (a multiple of
-            ``batch_multiple``), one shape in all; a last partial batch is
-            filled with empty rows. ``bucket_boundaries`` and
-            ``min_shape_saving`` do not apply. Defaults to ``"separate"``.
-        batch_multiple: int. Round every batch size down to a multiple of
-            this (at least one multiple): the number of data-parallel
-            devices, so that `keras.distribution.DataParallel` can shard
-            every batch (`keras_transformer.distribution.
-            batch_multiple_for`). A last partial batch is padded with
-            fully-masked rows (all ``PAD_ID``, so no loss and no metric) to
-            a multiple, unless ``drop_remainder``. Defaults to 1.
-        num_shards: int. Split each (global) batch into this many equal
-            shards of rows and yield only shard ``shard_index``: one per
-            process in multi-host data parallelism, where each process feeds
-            its part of the global batch. Every process must use the same
-            data and ``seed``. Must divide ``batch_multiple``. Defaults to 1.
-        shard_index: int. The shard this process yields, in
-            ``[0, num_shards)``. Defaults to 0.
-        min_shape_saving: float in [0, 1]. Under ``"separate"``, a
-            ``(S, T)`` combination with ``S != T`` gets a batch shape of its
-            own only when its pairs fill at least one batch per pass and
-            padding them to ``(S, T)`` instead of the joint shape saves at
-            least this fraction of the padded tokens of a pass. 0 gives
-            every combination that fills a batch its own shape (least
-            padding, most compilations). Defaults to 0.005 (0.5%: a new
-            shape is worth it when the run lasts several epochs).
+        options: `DatasetOptions`. The batching settings. Defaults to
+            ``DatasetOptions()``.
+        **kwargs: `DatasetOptions` fields (``tokens_per_batch``,
+            ``max_length``, ``shuffle``, ``seed``, ``repeat``,
+            ``length_handling``, ``bucket_boundaries``,
+            ``shuffle_buffer_size``, ``drop_remainder``,
+            ``vocabulary_size``, ``bucketing``, ``batch_multiple``,
+            ``num_shards``, ``shard_index``, ``min_shape_saving``; see
+            `DatasetOptions` for each). With ``options`` they override its
+            fields (``options.replace(**kwargs)``).
 
     Returns:
         ``(dataset, report)``: a ``tf.data.Dataset`` of ``(inputs, labels)``
         and a `DatasetReport`.
+
+    Raises:
+        ValueError: a setting is invalid (naming it), the two sides have
+            different lengths, an id is outside ``vocabulary_size``, or no
+            pair is left after filtering.
+        TypeError: an unknown keyword argument.
 
     Example:
 
@@ -302,55 +212,7 @@ def make_dataset(
     model.fit(dataset, epochs=10)
     ```
     """
-    _check_positive_int("tokens_per_batch", tokens_per_batch)
-    _check_positive_int("max_length", max_length)
-    _check_positive_int("batch_multiple", batch_multiple)
-    _check_positive_int("num_shards", num_shards)
-    if max_length < 2:
-        raise ValueError(
-            "max_length must be at least 2 (one token plus BOS or EOS). "
-            f"Received: max_length={max_length}"
-        )
-    if tokens_per_batch < max_length * batch_multiple:
-        raise ValueError(
-            "tokens_per_batch must be >= max_length * batch_multiple so that "
-            f"a batch can hold {batch_multiple} sequence(s) of max_length "
-            f"tokens. Received: tokens_per_batch={tokens_per_batch}, "
-            f"max_length={max_length}, batch_multiple={batch_multiple}"
-        )
-    if length_handling not in ("filter", "truncate"):
-        raise ValueError(
-            "length_handling must be 'filter' or 'truncate'. "
-            f"Received: length_handling={length_handling!r}"
-        )
-    if isinstance(min_shape_saving, bool) or not 0 <= min_shape_saving <= 1:
-        raise ValueError(
-            "min_shape_saving must be a fraction in [0, 1]. "
-            f"Received: min_shape_saving={min_shape_saving!r}"
-        )
-    if bucketing not in BUCKETINGS:
-        raise ValueError(
-            f"bucketing must be one of {BUCKETINGS}. Received: bucketing={bucketing!r}"
-        )
-    if batch_multiple % num_shards:
-        raise ValueError(
-            "num_shards must divide batch_multiple, so that every batch splits "
-            f"evenly. Received: num_shards={num_shards}, "
-            f"batch_multiple={batch_multiple}"
-        )
-    if isinstance(shard_index, bool) or not 0 <= shard_index < num_shards:
-        raise ValueError(
-            f"shard_index must be in [0, num_shards={num_shards}). "
-            f"Received: shard_index={shard_index!r}"
-        )
-    if num_shards > 1 and shuffle and seed is None:
-        raise ValueError(
-            "num_shards > 1 needs a seed: every shard must shuffle the same "
-            "way to split the same global batches."
-        )
-    if shuffle_buffer_size is not None:
-        _check_positive_int("shuffle_buffer_size", shuffle_buffer_size)
-    bucket_lengths = _bucket_lengths(bucket_boundaries, max_length)
+    options = _dataset_options(options, kwargs)
     src_sentences = list(src_sentences)
     tgt_sentences = list(tgt_sentences)
     if len(src_sentences) != len(tgt_sentences):
@@ -358,226 +220,30 @@ def make_dataset(
             "Source and target must have as many sentences. Received: "
             f"{len(src_sentences)} source, {len(tgt_sentences)} target."
         )
-    num_pairs = len(src_sentences)
-
     src_ids = _tokenize_all(tokenizer, src_sentences)  # (N, None)
     tgt_ids = _tokenize_all(tokenizer, tgt_sentences)  # (N, None)
+    vocabulary_size = options.vocabulary_size
     if vocabulary_size is None:
         vocabulary_size = getattr(tokenizer, "vocabulary_size", None)
     if vocabulary_size is not None:
-        _check_positive_int("vocabulary_size", vocabulary_size)
+        check_int("vocabulary_size", vocabulary_size)
         _check_ids_in_vocabulary(src_ids, tgt_ids, vocabulary_size)
-    # Room for the EOS (source, labels) or BOS (decoder input) we add.
-    limit = max_length - 1
-    too_long = (src_ids.row_lengths() > limit) | (tgt_ids.row_lengths() > limit)
-    num_too_long = int(tf.reduce_sum(tf.cast(too_long, tf.int32)))
-    if length_handling == "filter":
-        keep = tf.logical_not(too_long)
-        src_ids = tf.ragged.boolean_mask(src_ids, keep)
-        tgt_ids = tf.ragged.boolean_mask(tgt_ids, keep)
-    else:
-        src_ids = src_ids[:, :limit]
-        tgt_ids = tgt_ids[:, :limit]
-    num_examples = int(src_ids.nrows())
-    if num_examples == 0:
-        raise ValueError(
-            f"No sentence pairs left: {num_pairs} given, {num_too_long} "
-            f"longer than max_length={max_length}."
-        )
-
-    eos = tf.RaggedTensor.from_tensor(tf.fill([num_examples, 1], EOS_ID))
-    bos = tf.RaggedTensor.from_tensor(tf.fill([num_examples, 1], BOS_ID))
-    encoder_ids = tf.concat([src_ids, eos], axis=1)
-    decoder_ids = tf.concat([bos, tgt_ids], axis=1)
-    labels = tf.concat([tgt_ids, eos], axis=1)
-    counts = dict(
-        num_pairs=num_pairs,
-        num_examples=num_examples,
-        num_filtered=num_too_long if length_handling == "filter" else 0,
-        num_truncated=num_too_long if length_handling == "truncate" else 0,
-    )
-    if bucketing == "packed":
-        return _packed_dataset(
-            encoder_ids, decoder_ids, labels, counts,
-            tokens_per_batch=tokens_per_batch, max_length=max_length,
-            shuffle=shuffle, seed=seed, repeat=repeat,
-            drop_remainder=drop_remainder, batch_multiple=batch_multiple,
-            num_shards=num_shards, shard_index=shard_index,
-        )  # fmt: skip
-
-    batch_sizes = tuple(
-        tokens_per_batch // length // batch_multiple * batch_multiple
-        for length in bucket_lengths
-    )
-    encoder_lengths = encoder_ids.row_lengths().numpy()
-    decoder_lengths = decoder_ids.row_lengths().numpy()
-    shapes = _bucket_shapes(
-        encoder_lengths, decoder_lengths, bucket_lengths, batch_sizes, bucketing,
-        min_shape_saving,
-    )  # fmt: skip
-    stats = _batch_statistics(
-        shapes, encoder_lengths, decoder_lengths, repeat, drop_remainder, batch_multiple
-    )
-
-    # The tokenized tensors live in memory: each epoch only shuffles, pads
-    # and batches them, so no .cache() is needed.
-    dataset = tf.data.Dataset.from_tensor_slices(
-        (encoder_ids, decoder_ids, labels, tf.constant(shapes.pair_keys, tf.int64))
-    )
-    # Rows of a ragged tensor come out typed as rank-1 RaggedTensors, which
-    # padded_batch rejects; an identity map turns them into plain tensors.
-    dataset = dataset.map(_identity, num_parallel_calls=tf.data.AUTOTUNE)
-    if shuffle:
-        dataset = dataset.shuffle(
-            shuffle_buffer_size or num_examples,
-            seed=seed,
-            reshuffle_each_iteration=True,
-        )
-    if repeat:
-        dataset = dataset.repeat()
-    dataset = dataset.group_by_window(
-        key_func=_pair_key,
-        reduce_func=_padded_batches(shapes, drop_remainder),
-        window_size_func=lambda key: tf.gather(shapes.batch_sizes, key),
-    )
-    if batch_multiple > 1 and not drop_remainder:
-        dataset = dataset.map(
-            _pad_rows_to_multiple(batch_multiple), num_parallel_calls=tf.data.AUTOTUNE
-        )
-    if num_shards > 1:
-        dataset = dataset.map(
-            _shard_rows(num_shards, shard_index), num_parallel_calls=tf.data.AUTOTUNE
-        )
-    dataset = dataset.map(_to_model_inputs, num_parallel_calls=tf.data.AUTOTUNE)
-    dataset = dataset.prefetch(tf.data.AUTOTUNE)
-
-    report = DatasetReport(
-        **counts,
-        num_batches=stats["num_batches"],
-        num_source_tokens=int(encoder_lengths.sum()),
-        num_target_tokens=int(decoder_lengths.sum()),
-        padding_fraction=stats["padding_fraction"],
-        bucket_lengths=bucket_lengths,
-        bucket_batch_sizes=batch_sizes,
-        source_padding_fraction=stats["source_padding_fraction"],
-        target_padding_fraction=stats["target_padding_fraction"],
-        bucketing=bucketing,
-        batch_shapes=stats["batch_shapes"],
-        num_batch_shapes=stats["num_batch_shapes"],
-        batch_multiple=batch_multiple,
-        num_dropped=stats["num_dropped"],
-        num_padding_rows=stats["num_padding_rows"],
-        num_shards=num_shards,
-    )
-    return dataset, report
+    encoder_ids, decoder_ids, labels, counts = _encode_pairs(src_ids, tgt_ids, options)
+    strategy = _STRATEGIES[options.bucketing]
+    dataset, batching = strategy(encoder_ids, decoder_ids, labels, options)
+    return dataset, DatasetReport(**counts, **batching)
 
 
-def _packed_dataset(
-    encoder_ids, decoder_ids, labels, counts, *, tokens_per_batch, max_length,
-    shuffle, seed, repeat, drop_remainder, batch_multiple, num_shards, shard_index,
-):  # fmt: skip
-    """`make_dataset` with ``bucketing="packed"``: ``(dataset, report)``."""
-    rows = tokens_per_batch // max_length // batch_multiple * batch_multiple
-    shard_rows = rows // num_shards
-    ids = [
-        (x.flat_values.numpy().astype(np.int32), x.row_splits.numpy())
-        for x in (encoder_ids, decoder_ids, labels)
-    ]
-    encoder_lengths = np.diff(ids[0][1])
-    decoder_lengths = np.diff(ids[1][1])
-    num_examples = len(encoder_lengths)
-    if seed is None:
-        # One seed for the report's pass and the dataset's first pass.
-        seed = int(np.random.SeedSequence().entropy % (2**63))
-
-    def passes():
-        """Every pass's pair order, forever; each iteration of the dataset
-        continues the sequence (a new shuffle per epoch, as
-        ``reshuffle_each_iteration``), reproducible from ``seed``."""
-        rng = np.random.default_rng(seed)
-        while True:
-            yield rng.permutation(num_examples) if shuffle else np.arange(num_examples)
-
-    def packed_batches(orders, num_passes):
-        packer = PairPacker(encoder_lengths, decoder_lengths, max_length, rows)
-        for _ in range(num_passes):
-            yield from packer.batches(next(orders))
-        if not repeat:
-            for batch in packer.flush():
-                if drop_remainder and len(set(batch.rows)) < rows:
-                    continue
-                yield batch
-
-    # The report: the first pass exactly as the dataset yields it.
-    report_orders = passes()
-    batches = list(packed_batches(report_orders, 1))
-    used_rows = sum(len(set(batch.rows)) for batch in batches)
-    kept = sum(len(batch.pairs) for batch in batches)
-    real_source = int(sum(encoder_lengths[batch.pairs].sum() for batch in batches))
-    real_target = int(sum(decoder_lengths[batch.pairs].sum() for batch in batches))
-    padded = len(batches) * rows * max_length
-    report = DatasetReport(
-        **counts,
-        num_batches=max(1, len(batches)),
-        num_source_tokens=int(encoder_lengths.sum()),
-        num_target_tokens=int(decoder_lengths.sum()),
-        padding_fraction=1.0 - (real_source + real_target) / max(1, 2 * padded),
-        bucket_lengths=(max_length,),
-        bucket_batch_sizes=(rows,),
-        source_padding_fraction=1.0 - real_source / max(1, padded),
-        target_padding_fraction=1.0 - real_target / max(1, padded),
-        bucketing="packed",
-        batch_shapes=((rows, max_length, max_length),),
-        num_batch_shapes=1,
-        batch_multiple=batch_multiple,
-        num_dropped=0 if repeat else num_examples - kept,
-        num_padding_rows=len(batches) * rows - used_rows,
-        num_shards=num_shards,
-        num_pairs_per_row=kept / max(1, used_rows),
-    )
-    start = shard_index * shard_rows
-    # Shared by every iteration of the dataset: each one packs the next pass.
-    orders = passes()
-
-    def generate():
-        for batch in packed_batches(orders, 1 if not repeat else 2**62):
-            arrays = fill_batch(batch, rows, max_length, *ids)
-            encoder, decoder, label, encoder_segments, decoder_segments = (
-                x[start : start + shard_rows] for x in arrays
-            )
-            inputs = {
-                "encoder_token_ids": encoder,
-                "decoder_token_ids": decoder,
-                "encoder_segment_ids": encoder_segments,
-                "decoder_segment_ids": decoder_segments,
-            }
-            yield inputs, label
-
-    spec = tf.TensorSpec((shard_rows, max_length), tf.int32)
-    dataset = tf.data.Dataset.from_generator(
-        generate,
-        output_signature=(
-            {
-                "encoder_token_ids": spec,
-                "decoder_token_ids": spec,
-                "encoder_segment_ids": spec,
-                "decoder_segment_ids": spec,
-            },
-            spec,
-        ),
-    )
-    return dataset.prefetch(tf.data.AUTOTUNE), report
-
-
-def make_dataset_from_files(src_path, tgt_path, tokenizer, **kwargs):
+def make_dataset_from_files(src_path, tgt_path, tokenizer, options=None, **kwargs):
     """`make_dataset` on a pair of parallel text files (plain or gzip).
 
     Args:
         src_path: str. Source file, one sentence per line.
         tgt_path: str. Target file, aligned with the source.
         tokenizer: a `SubwordTokenizer`.
-        **kwargs: passed to `make_dataset` (``tokens_per_batch``,
-            ``bucketing``, ``batch_multiple``, ...).
+        options: `DatasetOptions`. Defaults to ``DatasetOptions()``.
+        **kwargs: `DatasetOptions` fields, as for `make_dataset`
+            (``tokens_per_batch``, ``bucketing``, ``batch_multiple``, ...).
 
     Returns:
         ``(dataset, report)``; ``report.num_skipped_empty`` counts pairs with
@@ -590,35 +256,64 @@ def make_dataset_from_files(src_path, tgt_path, tokenizer, **kwargs):
         "multi30k/train.en.gz", "multi30k/train.de.gz", tokenizer)
     ```
     """
+    # Checked before the files are read, so a bad setting fails fast.
+    options = _dataset_options(options, kwargs)
     src, tgt, stats = read_parallel(src_path, tgt_path)
-    dataset, report = make_dataset(src, tgt, tokenizer, **kwargs)
+    dataset, report = make_dataset(src, tgt, tokenizer, options)
     report = dataclasses.replace(report, num_skipped_empty=stats.num_skipped_empty)
     return dataset, report
 
 
-def _check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ValueError(f"{name} must be a positive int. Received: {name}={value!r}")
+def _dataset_options(options, kwargs):
+    """The `DatasetOptions` of ``make_dataset(..., options, **kwargs)``."""
+    if options is None:
+        check_option_names(kwargs)
+        return DatasetOptions(**kwargs)
+    if not isinstance(options, DatasetOptions):
+        raise TypeError(
+            "options must be a DatasetOptions (pass the other settings by "
+            f"keyword). Received: options={options!r}"
+        )
+    return options.replace(**kwargs) if kwargs else options
 
 
-def _bucket_lengths(bucket_boundaries, max_length):
-    if bucket_boundaries is None:
-        return default_bucket_lengths(max_length)
-    lengths = list(bucket_boundaries)
-    for length in lengths:
-        _check_positive_int("each bucket boundary", length)
-    if any(b <= a for a, b in zip(lengths, lengths[1:])):
+def _encode_pairs(src_ids, tgt_ids, options):
+    """``(encoder_ids, decoder_ids, labels, counts)`` of the tokenized pairs.
+
+    Pairs longer than ``max_length`` are dropped or cut
+    (``length_handling``), leaving room for the EOS (source, labels) or BOS
+    (decoder input) added here; ``counts`` are the report's pair counts.
+    """
+    num_pairs = int(src_ids.nrows())
+    limit = options.max_length - 1
+    too_long = (src_ids.row_lengths() > limit) | (tgt_ids.row_lengths() > limit)
+    num_too_long = int(tf.reduce_sum(tf.cast(too_long, tf.int32)))
+    if options.length_handling == "filter":
+        keep = tf.logical_not(too_long)
+        src_ids = tf.ragged.boolean_mask(src_ids, keep)
+        tgt_ids = tf.ragged.boolean_mask(tgt_ids, keep)
+    else:
+        src_ids = src_ids[:, :limit]
+        tgt_ids = tgt_ids[:, :limit]
+    num_examples = int(src_ids.nrows())
+    if num_examples == 0:
         raise ValueError(
-            f"bucket_boundaries must be increasing. Received: {lengths}"
+            f"No sentence pairs left: {num_pairs} given, {num_too_long} "
+            f"longer than max_length={options.max_length}."
         )
-    if lengths and lengths[-1] > max_length:
-        raise ValueError(
-            "bucket_boundaries must not exceed max_length. Received: "
-            f"bucket_boundaries={lengths}, max_length={max_length}"
-        )
-    if not lengths or lengths[-1] < max_length:
-        lengths.append(max_length)
-    return tuple(int(length) for length in lengths)
+    eos = tf.RaggedTensor.from_tensor(tf.fill([num_examples, 1], EOS_ID))
+    bos = tf.RaggedTensor.from_tensor(tf.fill([num_examples, 1], BOS_ID))
+    encoder_ids = tf.concat([src_ids, eos], axis=1)
+    decoder_ids = tf.concat([bos, tgt_ids], axis=1)
+    labels = tf.concat([tgt_ids, eos], axis=1)
+    filtered = options.length_handling == "filter"
+    counts = {
+        "num_pairs": num_pairs,
+        "num_examples": num_examples,
+        "num_filtered": num_too_long if filtered else 0,
+        "num_truncated": 0 if filtered else num_too_long,
+    }
+    return encoder_ids, decoder_ids, labels, counts
 
 
 def _check_ids_in_vocabulary(src_ids, tgt_ids, vocabulary_size):
@@ -656,197 +351,3 @@ def _tokenize_all(tokenizer, sentences):
         return tf.ragged.constant([], dtype=tf.int32, ragged_rank=1)
     ids = chunks[0] if len(chunks) == 1 else tf.concat(chunks, axis=0)
     return tf.cast(ids, tf.int32)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Shapes:
-    """The padded shape of each bucket, and each pair's bucket.
-
-    ``source_lengths[k]``, ``target_lengths[k]`` and ``batch_sizes[k]`` give
-    bucket ``k``'s full batch shape ``(batch, S, T)``; ``pair_keys[n]`` is the
-    bucket of pair ``n``.
-    """
-
-    source_lengths: np.ndarray  # (buckets,)
-    target_lengths: np.ndarray  # (buckets,)
-    batch_sizes: np.ndarray  # (buckets,)
-    pair_keys: np.ndarray  # (pairs,)
-
-
-def _bucket_shapes(
-    encoder_lengths, decoder_lengths, bucket_lengths, batch_sizes, bucketing,
-    min_shape_saving,
-):  # fmt: skip
-    """Assigns each pair a padded ``(S, T)`` shape; see `make_dataset`.
-
-    Computed up front in NumPy (all lengths are known), so the report's
-    statistics are exact and tf.data only looks the bucket up.
-    """
-    lengths = np.asarray(bucket_lengths)
-    sizes = np.asarray(batch_sizes)
-    num = len(lengths)
-    # The smallest bucket length >= each side's length.
-    source = np.searchsorted(lengths, encoder_lengths, side="left")
-    target = np.searchsorted(lengths, decoder_lengths, side="left")
-    longer = np.maximum(source, target)
-    if bucketing == "joint":
-        source = target = longer
-    else:
-        counts = np.zeros((num, num), np.int64)  # (source bucket, target bucket)
-        np.add.at(counts, (source, target), 1)
-        longer_bucket = np.maximum.outer(np.arange(num), np.arange(num))
-        # Padded tokens each combination saves over its joint shape (m, m).
-        saved = counts * (
-            2 * lengths[longer_bucket] - lengths[:, None] - lengths[None, :]
-        )
-        joint_padded = 2 * lengths[longer].sum()
-        # A shape is worth a compilation when its pairs fill a batch a pass
-        # and save enough; the joint shapes are there anyway.
-        kept = (counts >= sizes[longer_bucket]) & (
-            saved >= min_shape_saving * joint_padded
-        )
-        kept |= np.eye(num, dtype=bool) & (counts > 0)
-        # Pairs of the other shapes move to the cheapest kept shape that holds
-        # them, or to the joint shape (m, m), whichever pads less.
-        moved = {}
-        for i, j in zip(*np.nonzero((counts > 0) & ~kept)):
-            m = max(i, j)
-            best, best_cost = (m, m), (2 * lengths[m], lengths[m], not kept[m, m])
-            for a, b in zip(*np.nonzero(kept[i:, j:])):
-                a, b = a + i, b + j
-                cost = (lengths[a] + lengths[b], max(lengths[a], lengths[b]), False)
-                if cost < best_cost:
-                    best, best_cost = (a, b), cost
-            moved[(i, j)] = best
-        for (i, j), (a, b) in moved.items():
-            at = (source == i) & (target == j)
-            source = np.where(at, a, source)
-            target = np.where(at, b, target)
-    keys, pair_keys = np.unique(source * num + target, return_inverse=True)
-    source_bucket, target_bucket = keys // num, keys % num
-    return _Shapes(
-        source_lengths=lengths[source_bucket].astype(np.int64),
-        target_lengths=lengths[target_bucket].astype(np.int64),
-        batch_sizes=sizes[np.maximum(source_bucket, target_bucket)].astype(np.int64),
-        pair_keys=pair_keys.reshape(-1).astype(np.int64),
-    )
-
-
-def _batch_statistics(
-    shapes, encoder_lengths, decoder_lengths, repeat, drop_remainder, batch_multiple
-):
-    """Batches, padding and shapes of one pass, as `make_dataset` yields them.
-
-    Each pair is counted in its padded shape (pairs that ``drop_remainder``
-    leaves out too: which ones changes with the shuffle), plus the fully
-    masked rows added to last partial batches. With ``repeat`` batches
-    straddle passes: no partial batches, and the average number of batches
-    per pass.
-    """
-    counts = np.bincount(shapes.pair_keys, minlength=len(shapes.batch_sizes))
-    num_batches = 0
-    num_dropped = num_padding_rows = 0
-    padded_source = padded_target = 0
-    batch_shapes = []  # (pairs, shape) of full batches
-    shapes_seen = set()
-    for count, source_length, target_length, batch_size in zip(
-        counts, shapes.source_lengths, shapes.target_lengths, shapes.batch_sizes
-    ):
-        count, batch_size = int(count), int(batch_size)
-        shape = (batch_size, int(source_length), int(target_length))
-        full, partial = divmod(count, batch_size)
-        rows = count
-        if repeat:
-            num_batches += count / batch_size
-            shapes_seen.add(shape)
-        else:
-            num_batches += full
-            if full:
-                shapes_seen.add(shape)
-            if partial and drop_remainder:
-                num_dropped += partial
-            elif partial:
-                partial_rows = -(-partial // batch_multiple) * batch_multiple
-                num_padding_rows += partial_rows - partial
-                rows += partial_rows - partial
-                num_batches += 1
-                shapes_seen.add((partial_rows,) + shape[1:])
-        batch_shapes.append((count, shape))
-        padded_source += rows * int(source_length)
-        padded_target += rows * int(target_length)
-    if repeat:
-        num_batches = max(1, math.ceil(num_batches - 1e-9))
-    real_source = float(encoder_lengths.sum())
-    real_target = float(decoder_lengths.sum())
-    return {
-        "num_batches": int(num_batches),
-        "padding_fraction": 1.0 - (real_source + real_target) / (padded_source + padded_target),
-        "source_padding_fraction": 1.0 - real_source / padded_source,
-        "target_padding_fraction": 1.0 - real_target / padded_target,
-        "batch_shapes": tuple(shape for _, shape in sorted(batch_shapes, key=lambda x: -x[0])),
-        "num_batch_shapes": len(shapes_seen),
-        "num_dropped": num_dropped,
-        "num_padding_rows": num_padding_rows,
-    }
-
-
-def _identity(*tensors):
-    return tensors
-
-
-def _pair_key(encoder_ids, decoder_ids, labels, key):
-    del encoder_ids, decoder_ids, labels
-    return key
-
-
-def _padded_batches(shapes, drop_remainder):
-    source_lengths = tf.constant(shapes.source_lengths, tf.int64)
-    target_lengths = tf.constant(shapes.target_lengths, tf.int64)
-    batch_sizes = tf.constant(shapes.batch_sizes, tf.int64)
-    pad = tf.constant(PAD_ID, tf.int32)
-
-    def batch(key, window):
-        source_length = tf.gather(source_lengths, key)
-        target_length = tf.gather(target_lengths, key)
-        return window.padded_batch(
-            tf.gather(batch_sizes, key),
-            padded_shapes=([source_length], [target_length], [target_length], []),
-            padding_values=(pad, pad, pad, tf.constant(0, tf.int64)),
-            drop_remainder=drop_remainder,
-        )
-
-    return batch
-
-
-def _pad_rows_to_multiple(batch_multiple):
-    def pad_rows(encoder_ids, decoder_ids, labels, key):
-        # A last partial batch gets fully-masked (all PAD_ID) rows.
-        extra = -tf.shape(encoder_ids)[0] % batch_multiple
-        padding = [[0, extra], [0, 0]]
-        encoder_ids, decoder_ids, labels = (
-            tf.pad(x, padding, constant_values=PAD_ID)
-            for x in (encoder_ids, decoder_ids, labels)
-        )
-        return encoder_ids, decoder_ids, labels, key
-
-    return pad_rows
-
-
-def _shard_rows(num_shards, shard_index):
-    def shard(encoder_ids, decoder_ids, labels, key):
-        rows = tf.shape(encoder_ids)[0] // num_shards
-        start = shard_index * rows
-        return (
-            encoder_ids[start : start + rows],
-            decoder_ids[start : start + rows],
-            labels[start : start + rows],
-            key,
-        )
-
-    return shard
-
-
-def _to_model_inputs(encoder_ids, decoder_ids, labels, key):
-    del key
-    inputs = {"encoder_token_ids": encoder_ids, "decoder_token_ids": decoder_ids}
-    return inputs, labels
