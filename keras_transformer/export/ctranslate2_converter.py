@@ -39,8 +39,9 @@ What the mapping has to get right (each is checked by
 Example:
 
 ```python
-from keras_transformer.ctranslate2_export import (
-    CTranslate2Translator, export_run_directory_to_ctranslate2)
+    export_run_directory_to_ctranslate2,
+)
+from keras_transformer.export.ctranslate2_translator import CTranslate2Translator
 
 export_run_directory_to_ctranslate2("runs/numbers", "runs/numbers-ct2")
 translator = CTranslate2Translator("runs/numbers-ct2")
@@ -74,6 +75,7 @@ from keras_transformer.special_tokens import (
     UNK_PIECE,
 )
 from keras_transformer.utils.run_files import VOCABULARY_FILENAME
+from keras_transformer.utils.validation import check_choice, check_int
 
 METADATA_FILENAME = "keras_transformer.json"
 
@@ -92,8 +94,8 @@ _RESERVED = {PAD_ID: PAD_PIECE, UNK_ID: UNK_PIECE, BOS_ID: BOS_PIECE, EOS_ID: EO
 def _import_ctranslate2():
     try:
         import ctranslate2
-        import ctranslate2.converters  # noqa: F401
-        import ctranslate2.specs  # noqa: F401
+        import ctranslate2.converters
+        import ctranslate2.specs
     except ImportError as error:
         raise ImportError(
             "The CTranslate2 export needs the `ctranslate2` package: "
@@ -121,7 +123,7 @@ def _sentencepiece_proto(tokenizer_or_vocab_path):
 
 
 def _processor(proto):
-
+    """A `SentencePieceProcessor` of a serialized SentencePiece model."""
     processor = spm.SentencePieceProcessor()
     try:
         processor.LoadFromSerializedProto(proto)
@@ -157,7 +159,7 @@ def vocabulary_pieces(processor, size):
 
 
 def _numpy(variable):
-
+    """A weight as a contiguous float32 NumPy array."""
     # No keras.ops.cast: one eager op per weight is slow on JAX. NumPy casts
     # half-precision values (ml_dtypes' bfloat16 included) to float32.
     value = np.asarray(keras.ops.convert_to_numpy(variable))
@@ -233,7 +235,8 @@ def _set_feed_forward(spec, feed_forward, layer_norm):
 
 
 def _position_table(position_layer, d_model, max_positions):
-
+    """The position rows CTranslate2 adds: a learned table as it is, or
+    ``max_positions`` rows of this package's (interleaved) sinusoid."""
     if isinstance(position_layer, LearnedPositionalEmbedding):
         return _numpy(position_layer.position_embeddings)
     positions = np.arange(max_positions, dtype="float32")
@@ -260,7 +263,6 @@ def check_exportable(model):
 
     Returns ``(pre_norm, layer_norm_epsilon)``.
     """
-
     if not isinstance(model, Transformer):
         raise ValueError(
             "export_ctranslate2 exports a keras_transformer.Transformer. "
@@ -311,10 +313,7 @@ def build_transformer_spec(model, pieces, max_positions=DEFAULT_MAX_POSITIONS):
     from ctranslate2.specs import transformer_spec
 
     pre_norm, epsilon = check_exportable(model)
-    if not isinstance(max_positions, int) or max_positions < 2:
-        raise ValueError(
-            f"max_positions must be an int >= 2. Received: max_positions={max_positions!r}"
-        )
+    max_positions = check_int("max_positions", max_positions, minimum=2)
     if len(pieces) != model.vocabulary_size:
         raise ValueError(
             f"The vocabulary has {len(pieces)} pieces; the model "
@@ -327,7 +326,15 @@ def build_transformer_spec(model, pieces, max_positions=DEFAULT_MAX_POSITIONS):
         model.num_layers, model.num_heads, pre_norm=pre_norm
     )
     spec = transformer_spec.TransformerSpec(encoder, decoder)
+    _set_embeddings(encoder, decoder, model)
+    _set_positions(encoder, decoder, model, max_positions)
+    _set_layers(encoder, decoder, model, pre_norm)
+    _set_vocabularies(spec, model, pieces)
+    _set_config(spec.config, epsilon)
+    return spec
 
+
+def _set_embeddings(encoder, decoder, model):
     embeddings = _numpy(model.token_embedding.embeddings)  # (vocab, d_model)
     source_embeddings = embeddings
     if model.source_embedding is not model.token_embedding:
@@ -343,6 +350,8 @@ def build_transformer_spec(model, pieces, max_positions=DEFAULT_MAX_POSITIONS):
     # The output projection is the (tied) embedding matrix, without bias.
     decoder.projection.weight = embeddings
 
+
+def _set_positions(encoder, decoder, model, max_positions):
     encoder_positions = _position_table(
         model.encoder_position, model.d_model, max_positions
     )
@@ -354,6 +363,8 @@ def build_transformer_spec(model, pieces, max_positions=DEFAULT_MAX_POSITIONS):
     encoder.position_encodings.encodings = encoder_positions
     decoder.position_encodings.encodings = decoder_positions
 
+
+def _set_layers(encoder, decoder, model, pre_norm):
     for layer_spec, layer in zip(encoder.layer, model.encoder_layers):
         _set_attention(
             layer_spec.self_attention, layer.self_attention, layer.self_attention_norm
@@ -371,6 +382,8 @@ def build_transformer_spec(model, pieces, max_positions=DEFAULT_MAX_POSITIONS):
         _set_layer_norm(encoder.layer_norm, model.encoder_final_norm)
         _set_layer_norm(decoder.layer_norm, model.decoder_final_norm)
 
+
+def _set_vocabularies(spec, model, pieces):
     source_pieces = pieces
     if model.source_vocabulary_size != model.vocabulary_size:
         source_pieces = pieces[: model.source_vocabulary_size] + [
@@ -379,7 +392,9 @@ def build_transformer_spec(model, pieces, max_positions=DEFAULT_MAX_POSITIONS):
         ]
     spec.register_source_vocabulary(source_pieces)
     spec.register_target_vocabulary(pieces)
-    config = spec.config
+
+
+def _set_config(config, epsilon):
     config.layer_norm_epsilon = epsilon
     config.unk_token = UNK_PIECE
     config.bos_token = BOS_PIECE
@@ -389,7 +404,6 @@ def build_transformer_spec(model, pieces, max_positions=DEFAULT_MAX_POSITIONS):
     config.decoder_start_token = BOS_PIECE
     config.add_source_bos = False
     config.add_source_eos = True
-    return spec
 
 
 def _converter_class():
@@ -456,11 +470,7 @@ def export_ctranslate2(
     ctranslate2 = _import_ctranslate2()
     from ctranslate2.specs.model_spec import ACCEPTED_MODEL_TYPES
 
-    if quantization is not None and quantization not in ACCEPTED_MODEL_TYPES:
-        raise ValueError(
-            f"quantization must be None or one of {sorted(ACCEPTED_MODEL_TYPES)}. "
-            f"Received: quantization={quantization!r}"
-        )
+    check_choice("quantization", quantization, (None, *sorted(ACCEPTED_MODEL_TYPES)))
     check_exportable(model)
     output_dir = os.fspath(output_dir)
     proto = _sentencepiece_proto(tokenizer_or_vocab_path)
@@ -493,7 +503,6 @@ def export_run_directory_to_ctranslate2(
 ):
     """`export_ctranslate2` of a trained model directory: a run directory
     (``model.keras`` + ``vocab.spm``) or a keras-hub preset."""
-
     files = find_trained_model(run_directory)
     vocab_path = files.vocabulary_path
     if not os.path.isfile(vocab_path):

@@ -5,8 +5,10 @@
 import json
 import os
 
+import keras
 import numpy as np
 
+from keras_transformer.decoding.search import length_penalty
 from keras_transformer.export.ctranslate2_converter import (
     METADATA_FILENAME,
     _import_ctranslate2,
@@ -16,11 +18,7 @@ from keras_transformer.export.ctranslate2_converter import (
 )
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 from keras_transformer.utils.run_files import VOCABULARY_FILENAME
-
-
-def gnmt_length_penalty(length, alpha):
-    """``((5 + length) / 6) ** alpha``, as `keras_transformer.decoding`."""
-    return ((5.0 + length) / 6.0) ** alpha
+from keras_transformer.utils.validation import check_int, check_number
 
 
 class CTranslate2Translator:
@@ -41,9 +39,9 @@ class CTranslate2Translator:
     * ``patience`` (default 2): with a non-zero penalty CTranslate2 stops
       once ``beam_size * patience`` hypotheses finished, where this package
       stops once no live hypothesis can beat the best finished one. With 1,
-      CTranslate2 sometimes stopped before the GNMT-best hypothesis finished
-      (1.5% and 4% of 200 number-words test sentences for two half-trained
-      models; 0 with 2, at about 15% more decoding time).
+      CTranslate2 can stop before the GNMT-best hypothesis finished; 2
+      gives it more finished hypotheses to re-rank, at the cost of some
+      decoding time.
     * ``return_end_token=True``: ``|Y|`` counts EOS, as here.
     * ``min_decoding_length=0``: CTranslate2's default 1 forbids an
       immediate EOS, which this package allows.
@@ -99,20 +97,10 @@ class CTranslate2Translator:
             )
         with open(metadata_path) as f:
             self.metadata = json.load(f)
-        for name, value in (
-            ("max_source_length", max_source_length),
-            ("batch_size", batch_size),
-        ):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int. Received: {value!r}")
-        if max_source_length < 2:
-            raise ValueError(
-                "max_source_length must leave room for one token and EOS. "
-                f"Received: max_source_length={max_source_length}"
-            )
-        if not isinstance(patience, (int, float)) or not patience >= 1:
-            raise ValueError(f"patience must be a number >= 1. Received: {patience!r}")
-        self.patience = float(patience)
+        # At least one source token and EOS.
+        max_source_length = check_int("max_source_length", max_source_length, minimum=2)
+        batch_size = check_int("batch_size", batch_size)
+        self.patience = check_number("patience", patience, minimum=1)
         self.max_positions = int(self.metadata["max_positions"])
         self.max_source_length = min(max_source_length, self.max_positions)
         self.batch_size = batch_size
@@ -149,20 +137,13 @@ class CTranslate2Translator:
             id lists (EOS included when the hypothesis ended with it) and a
             float array ``(num_return,)`` of GNMT-normalized log-probs.
         """
-        if not isinstance(beam_size, int) or beam_size < 1:
-            raise ValueError(f"beam_size must be a positive int. Received: {beam_size!r}")
-        if not isinstance(num_return, int) or not 1 <= num_return <= beam_size:
-            raise ValueError(
-                "num_return must be an int in [1, beam_size]. Received: "
-                f"num_return={num_return!r}, beam_size={beam_size}"
-            )
-        if alpha < 0:
-            raise ValueError(f"alpha must be >= 0. Received: alpha={alpha!r}")
-        if not isinstance(max_extra_length, int) or max_extra_length < 1:
-            raise ValueError(
-                f"max_extra_length must be a positive int. Received: {max_extra_length!r}"
-            )
+        beam_size = check_int("beam_size", beam_size)
+        num_return = check_int("num_return", num_return, maximum=beam_size)
+        alpha = check_number("alpha", alpha, minimum=0)
+        max_extra_length = check_int("max_extra_length", max_extra_length)
         sources = self._source_pieces(token_ids)
+        # Longest first, so that each batch's length limit is close to each
+        # of its sources'.
         order = sorted(range(len(sources)), key=lambda i: -len(sources[i]))
         hypotheses = [None] * len(sources)
         scores = [None] * len(sources)
@@ -184,16 +165,41 @@ class CTranslate2Translator:
                 max_decoding_length=limit,
                 max_input_length=0,
             )
-            for i, result in zip(rows, results):
-                ranked = []
-                for tokens, score in zip(result.hypotheses, result.scores):
-                    ids = [self._ids[t] for t in tokens]
-                    log_prob = score * float(len(ids)) ** alpha
-                    ranked.append((log_prob / gnmt_length_penalty(len(ids), alpha), ids))
-                ranked.sort(key=lambda item: -item[0])
-                hypotheses[i] = [ids for _, ids in ranked[:num_return]]
-                scores[i] = np.array([s for s, _ in ranked[:num_return]], np.float32)
+            ranked = self._rerank(results, alpha, num_return)
+            for i, (row_hypotheses, row_scores) in zip(rows, ranked):
+                hypotheses[i] = row_hypotheses
+                scores[i] = row_scores
         return hypotheses, scores
+
+    def _rerank(self, results, alpha, num_return):
+        """``[(ids lists, float32 scores)]``: each result's ``num_return``
+        best hypotheses by GNMT-normalized log-probability.
+
+        CTranslate2's scores are ``log P / |Y| ** alpha``; multiplied back by
+        ``|Y| ** alpha`` they are log-probabilities, divided by
+        `keras_transformer.decoding.search.length_penalty` (one call for all
+        of the results' hypotheses).
+        """
+        hypotheses = [
+            [[self._ids[t] for t in tokens] for tokens in result.hypotheses]
+            for result in results
+        ]
+        lengths = np.array([len(ids) for row in hypotheses for ids in row], np.float64)
+        raw_scores = np.array(
+            [score for result in results for score in result.scores], np.float64
+        )
+        penalties = keras.ops.convert_to_numpy(length_penalty(lengths, alpha))
+        normalized = raw_scores * lengths**alpha / penalties
+        ranked = []
+        start = 0
+        for row in hypotheses:
+            row_scores = normalized[start : start + len(row)]
+            start += len(row)
+            best = sorted(range(len(row)), key=lambda j: -row_scores[j])[:num_return]
+            ranked.append(
+                ([row[j] for j in best], np.array([row_scores[j] for j in best], np.float32))
+            )
+        return ranked
 
     def score(self, source_ids, target_ids):
         """Per-token log-probabilities of given targets (`score_batch`).

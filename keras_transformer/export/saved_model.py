@@ -8,8 +8,9 @@ package.
 
 Whatever backend trained the model, the export runs under the TensorFlow
 backend: a ``.keras`` file holds backend-independent weights, so under JAX
-or PyTorch `export_saved_model` re-runs itself in a subprocess with
-``KERAS_BACKEND=tensorflow`` that reloads the file and exports it. (Keras'
+or PyTorch `export_saved_model` runs the export in a subprocess with
+``KERAS_BACKEND=tensorflow`` (``python -m keras_transformer.export``) that
+reloads the file and exports it. (Keras'
 own JAX export goes through jax2tf and cannot carry tensorflow-text ops;
 its torch export needs torch-xla.)
 
@@ -45,13 +46,14 @@ Signatures:
   float32 ``[None]``: each pair's total log-probability of the target
   (EOS included), no length penalty, as `Translator.score`.
 
-Every signature runs the `Translator`'s code: `prepare_sources` (the same
+Each signature is a method of
+`keras_transformer.export.saved_model_signatures.SignatureBuilder`, and
+runs the `Translator`'s code: `prepare_sources` (the same
 truncation, EOS placement and learned-position caps), `generate` via
 `decode_token_ids`, `token_log_probs`. Blank strings translate to "" with
 score 0, and empty batches give empty outputs, in every signature.
 """
 
-import functools
 import json
 import os
 import subprocess
@@ -61,19 +63,13 @@ import keras
 import tensorflow as tf
 from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
 
-from keras_transformer.decoding.forced import token_log_probs
-from keras_transformer.decoding.generate import StaticDecode, decode_token_ids
 from keras_transformer.decoding.options import DecodeOptions
-from keras_transformer.decoding.sources import (
-    check_vocabulary,
-    prepare_sources,
-    source_limit,
-)
-from keras_transformer.layers.token_checks import check_token_ids
+from keras_transformer.decoding.sources import check_vocabulary
+from keras_transformer.export.saved_model_signatures import SignatureBuilder
 from keras_transformer.models.transformer.transformer_loader import (
     find_trained_model,
 )
-from keras_transformer.special_tokens import PAD_ID, UNK_ID
+from keras_transformer.utils.validation import check_choice, check_int
 
 WARMUP_SENTENCES = ("A man is running.", "Two dogs play in the snow.", "")
 
@@ -109,80 +105,13 @@ def _export_options(beam_size, alpha, max_extra_length, max_source_length, n_bes
 
 def _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_options):
     """A `tf.Module` holding the model, tokenizer and vocabulary asset, and
-    its signatures' concrete functions (name -> function), which all run
-    `decode_token_ids` / `prepare_sources` / `token_log_probs`: the
-    `Translator`'s code."""
-
-
-    max_positions = model.max_length if model.positional_encoding == "learned" else None
-    keep = source_limit(options.max_source_length, max_positions) - 1
-    best = StaticDecode.from_options(options.replace(num_return=1), max_positions)
-    nbest = StaticDecode.from_options(options.replace(num_return=n_best), max_positions)
-    sample = StaticDecode.from_options(sample_options, max_positions)
-    tokenizer_size = tokenizer.vocabulary_size
-
-    def decode(token_ids, static, seed=None, prefix_ids=None, prefix_lengths=None):
-        # token_ids: int32 (batch, length), 0-padded, no EOS. prefix_ids:
-        # (batch, P) forced output prefixes, prefix_lengths (batch,).
-        batch = tf.shape(token_ids)[0]
-        if prefix_ids is None:
-            prefix_ids = tf.zeros([batch, 1], tf.int32)
-            prefix_lengths = tf.zeros([batch], tf.int32)
-        if seed is None:
-            seed = tf.constant(0, tf.int32)
-        width = tf.minimum(tf.shape(token_ids)[1], keep)
-        # The output buffer: the longest source's limit (prepare_sources
-        # gives each row its own).
-        max_length = width + options.max_extra_length
-        if max_positions is not None:
-            max_length = tf.minimum(max_length, max_positions)
-
-        def run():
-            sequences, scores = decode_token_ids(
-                model,
-                token_ids,
-                tf.fill([batch], tf.int32.max),
-                max_length,
-                tf.constant(options.alpha, tf.float32),
-                tf.constant(options.min_length, tf.int32),
-                seed,
-                tf.range(batch, dtype=tf.int32),  # sampling: as Translator's row ids
-                prefix_ids,
-                prefix_lengths,
-                static,
-            )
-            return tf.cast(sequences, tf.int32), tf.cast(scores, tf.float32)
-
-        def empty():
-            k = static.num_return
-            return tf.zeros([0, k, 1], tf.int32), tf.zeros([0, k], tf.float32)
-
-        return tf.cond(batch > 0, run, empty)
-
-    def detokenize(sequences):
-        # Model ids the tokenizer lacks (a padded vocabulary) read as UNK,
-        # as in `Translator`.
-        sequences = tf.where(sequences < tokenizer_size, sequences, UNK_ID)
-        return tokenizer.detokenize(sequences)
-
-    def best_of(sequences, scores, blank):
-        # The best hypothesis of each row; blank inputs: "" with score 0.
-        translations = tf.where(blank, tf.constant(""), detokenize(sequences[:, 0]))
-        scores = tf.where(blank, tf.zeros_like(scores[:, 0]), scores[:, 0])
-        return {"translations": translations, "scores": scores}
-
-    # The module holds what the signatures capture (model, tokenizer,
-    # vocabulary asset); the signature functions are not its attributes:
-    # tf.saved_model.save re-traces every tf.function attribute of the saved
-    # object in its save context (each search graph traced twice, about 40% of the
-    # export's time), while concrete functions passed as signatures are
-    # saved as they are.
-    # Without AutoGraph: the decode code's control flow is explicit
-    # (`keras.ops.while_loop`, `tf.cond`), so converting every function it
-    # calls only cost time (the export took 34.5 s with it, 28.9 s without,
-    # on the test model on 2 cores); a Python `if` on a tensor fails loudly.
-    graph_function = functools.partial(tf.function, autograph=False)
-
+    its signatures' concrete functions (name -> function), built by
+    `SignatureBuilder`: all run the `Translator`'s code."""
+    # The module holds what the signatures capture; the signature functions
+    # are not its attributes: tf.saved_model.save re-traces every
+    # tf.function attribute of the saved object in its save context (each
+    # search graph a second time), while concrete functions passed as
+    # signatures are saved as they are.
     module = tf.Module(name="translator")
     module.model = model
     module.tokenizer = tokenizer
@@ -192,134 +121,15 @@ def _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_opt
     # Variables for TF's object graph (the model's are TF variables under
     # the TensorFlow backend).
     module.model_variables = [v.value for v in model.weights]
-
-    def pieces(sentences):
-        tokenized = tokenizer.tokenize(sentences)
-        token_ids = tf.cast(tokenized.to_tensor(default_value=PAD_ID), tf.int32)
-        # "" and whitespace-only inputs have no tokens.
-        return token_ids, tf.equal(tokenized.row_lengths(), 0)
-
-    @graph_function(input_signature=[tf.TensorSpec([None], tf.string, name="sentences")])
-    def serve(sentences):
-        token_ids, blank = pieces(sentences)
-        sequences, scores = decode(token_ids, best)
-        return best_of(sequences, scores, blank)
-
-    @graph_function(input_signature=[tf.TensorSpec([None], tf.string, name="sentences")])
-    def serve_nbest(sentences):
-        token_ids, blank = pieces(sentences)
-        sequences, scores = decode(token_ids, nbest)  # (batch, k, L)
-        shape = tf.shape(sequences)
-        flat = tf.reshape(sequences, [shape[0] * n_best, shape[2]])
-        translations = tf.reshape(detokenize(flat), [shape[0], n_best])
-        translations = tf.where(blank[:, None], tf.constant(""), translations)
-        scores = tf.where(blank[:, None], tf.zeros_like(scores), scores)
-        return {"translations": translations, "scores": scores}
-
-    @graph_function(
-        input_signature=[
-            tf.TensorSpec([None], tf.string, name="sources"),
-            tf.TensorSpec([None], tf.string, name="prefixes"),
-        ]
-    )
-    def serve_prefix(sources, prefixes):
-        # Each output starts with its prefix's tokens ("" for none), then
-        # the beam search continues, as Translator(target_prefix=...).
-        token_ids, blank = pieces(sources)
-        prefix_pieces = tokenizer.tokenize(prefixes)
-        tf.debugging.assert_equal(
-            tf.shape(token_ids)[0], prefix_pieces.nrows(out_type=tf.int32),
-            message="translate_prefix needs one prefix per source",
-        )
-        prefix_lengths = tf.cast(prefix_pieces.row_lengths(), tf.int32)
-        prefix_ids = tf.cast(prefix_pieces.to_tensor(default_value=PAD_ID), tf.int32)
-        prefix_ids = tf.pad(prefix_ids, [[0, 0], [0, 1]])  # at least 1 column
-        _, limits = prepare_sources(
-            token_ids, options.max_source_length, options.max_extra_length, max_positions
-        )
-        tf.debugging.assert_less(
-            prefix_lengths, tf.cast(limits, tf.int32),
-            message="a prefix leaves no room for EOS in its output "
-            "(raise --max-extra-length at export or shorten the prefix)",
-        )
-        sequences, scores = decode(token_ids, best, prefix_ids=prefix_ids, prefix_lengths=prefix_lengths)
-        return best_of(sequences, scores, blank)
-
-    @graph_function(
-        input_signature=[
-            tf.TensorSpec([None], tf.string, name="sentences"),
-            tf.TensorSpec([], tf.int32, name="seed"),
-        ]
-    )
-    def serve_sample(sentences, seed):
-        # One sample per sentence (temperature/top_k/top_p fixed at
-        # export); the same seed gives Translator.translate(sentences,
-        # sampling=True, seed=seed)'s samples.
-        token_ids, blank = pieces(sentences)
-        tf.debugging.assert_non_negative(seed, message="seed must be >= 0")
-        sequences, scores = decode(token_ids, sample, seed=seed)
-        return best_of(sequences, scores, blank)
-
-    @graph_function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="token_ids")])
-    def serve_token_ids(token_ids):
-        # Out-of-range ids would wrap (-1 reads the last embedding row):
-        # fail with an error naming the vocabulary size instead.
-        token_ids = check_token_ids(
-            token_ids, model.vocabulary_size, "token_ids"
-        )
-        sequences, scores = decode(token_ids, best)
-        return {"token_ids": sequences[:, 0], "scores": scores[:, 0]}
-
-    @graph_function(
-        input_signature=[
-            tf.TensorSpec([None], tf.string, name="sources"),
-            tf.TensorSpec([None], tf.string, name="targets"),
-        ]
-    )
-    def serve_score(sources, targets):
-        # Forced decoding, as `Translator.score`: total log P(target +
-        # EOS | source), no length penalty. Blank targets score EOS.
-        source_ids, _ = pieces(sources)
-        target_ids, _ = pieces(targets)
-        tf.debugging.assert_equal(
-            tf.shape(source_ids)[0], tf.shape(target_ids)[0],
-            message="score needs one target per source",
-        )
-        encoder_ids, _ = prepare_sources(
-            source_ids, options.max_source_length, 1, max_positions
-        )
-        # EOS after each target: prepare_sources' EOS placement, no cut.
-        targets_eos, _ = prepare_sources(target_ids, tf.int32.max, 1)
-        if max_positions is not None:
-            tf.debugging.assert_less_equal(
-                tf.shape(targets_eos)[1], max_positions,
-                message=f"a target is longer than the model's {max_positions} "
-                "learned positions",
-            )
-
-        def run():
-            log_probs = token_log_probs(model, encoder_ids, targets_eos)
-            return tf.reduce_sum(tf.cast(log_probs, tf.float32), axis=1)
-
-        def empty():
-            return tf.zeros([0], tf.float32)
-
-        scores = tf.cond(tf.shape(source_ids)[0] > 0, run, empty)
-        return {"scores": scores}
-
-    signatures = {
-        "serving_default": serve,
-        "translate_nbest": serve_nbest,
-        "translate_token_ids": serve_token_ids,
-        "translate_prefix": serve_prefix,
-        "translate_sample": serve_sample,
-        "score": serve_score,
-    }
-    return module, {name: f.get_concrete_function() for name, f in signatures.items()}
+    builder = SignatureBuilder(model, tokenizer, options, n_best, sample_options)
+    return module, builder.concrete_functions()
 
 
 def _write_warmup_requests(version_dir, signature_name="serving_default"):
-
+    """Writes ``assets.extra/tf_serving_warmup_requests``: two requests
+    (the first of `WARMUP_SENTENCES`, then all of them) that TF Serving
+    replays when it loads the model, so that the first clients' requests
+    do not wait for its warm-up."""
     directory = os.path.join(version_dir, "assets.extra")
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, "tf_serving_warmup_requests")
@@ -348,8 +158,7 @@ def _export_here(
     model_dir, export_dir, version, beam_size, alpha, max_extra_length,
     max_source_length, warmup, n_best=None, quantize=None, sampling=None,
 ):
-
-
+    """`export_saved_model`'s work, under the TensorFlow backend."""
     options, n_best, sample_options = _export_options(
         beam_size, alpha, max_extra_length, max_source_length, n_best, sampling
     )
@@ -369,7 +178,7 @@ def _export_here(
         model, tokenizer, vocabulary_path, options, n_best, sample_options
     )
     # No custom gradients: serving never differentiates, and tracing them
-    # took about a quarter of the save (8 of 13 s for the test model).
+    # would only lengthen the save.
     save_options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
     tf.saved_model.save(module, version_dir, signatures=signatures, options=save_options)
     if warmup:
@@ -424,8 +233,7 @@ def export_saved_model(
     directory.
     """
     _export_options(beam_size, alpha, max_extra_length, max_source_length, n_best, sampling)
-    if quantize not in (None, "int8"):
-        raise ValueError(f"quantize must be None or 'int8'. Received: quantize={quantize!r}")
+    check_choice("quantize", quantize, (None, "int8"))
 
     files = find_trained_model(model_dir)
     if not os.path.isfile(files.vocabulary_path):
@@ -434,8 +242,7 @@ def export_saved_model(
             "vocabulary (a run directory of `keras-transformer train` holds "
             "model.keras + vocab.spm; a preset, assets/tokenizer/vocabulary.spm)."
         )
-    if not isinstance(version, int) or version < 1:
-        raise ValueError(f"version must be a positive int. Received: version={version!r}")
+    version = check_int("version", version)
     # Before any work (the export itself checks again).
     _check_new_version(os.path.join(export_dir, str(version)))
     if os.path.exists(export_dir) and not os.path.isdir(export_dir):
@@ -447,15 +254,26 @@ def export_saved_model(
 
     if keras.config.backend() == "tensorflow":
         return _export_here(*args)
+    return _export_in_subprocess(args)
+
+
+# The child's stderr line that reports an error it raised.
+_CHILD_ERROR = "keras-transformer export child error: "
+
+
+def _export_in_subprocess(args):
+    """`_export_here(*args)` in a child process with
+    ``KERAS_BACKEND=tensorflow`` (`run_child`, via ``python -m
+    keras_transformer.export``); returns the version directory it prints."""
     env = dict(os.environ, KERAS_BACKEND="tensorflow")
     result = subprocess.run(
         [sys.executable, "-m", "keras_transformer.export", json.dumps(args)],
         env=env,
         capture_output=True,
         text=True,
+        check=False,
     )
     if result.returncode != 0:
-        # The child reports an error it raised as one marked line.
         errors = [
             line[len(_CHILD_ERROR):]
             for line in result.stderr.splitlines()
@@ -469,11 +287,13 @@ def export_saved_model(
     return result.stdout.strip().splitlines()[-1]
 
 
-_CHILD_ERROR = "keras-transformer export child error: "
-
-if __name__ == "__main__":  # the subprocess entry point used above
+def run_child(argv):
+    """The child process of `_export_in_subprocess`: exports with the
+    JSON-encoded arguments ``argv[0]`` and prints the version directory; an
+    error becomes one `_CHILD_ERROR` line on stderr and exit status 1 (the
+    traceback instead with ``KERAS_TRANSFORMER_TRACEBACK`` set)."""
     try:
-        print(_export_here(*json.loads(sys.argv[1])))
+        print(_export_here(*json.loads(argv[0])))
     except Exception as error:
         if os.environ.get("KERAS_TRANSFORMER_TRACEBACK"):
             raise

@@ -1,0 +1,244 @@
+"""The SavedModel's signatures, one method each (see `saved_model` for what
+each one takes and returns).
+
+`SignatureBuilder` holds what the signatures share: the model, the
+tokenizer, the decode settings fixed at export, and the helpers that turn
+strings into token ids (`pieces`), run the `Translator`'s decode path
+(`decode`) and turn hypotheses back into strings (`best_of`).
+`SignatureBuilder.concrete_functions` traces each signature once, as a
+`tf.function` without AutoGraph, into the concrete function saved under its
+name.
+"""
+
+import tensorflow as tf
+
+from keras_transformer.decoding.forced import token_log_probs
+from keras_transformer.decoding.generate import StaticDecode, decode_token_ids
+from keras_transformer.decoding.sources import prepare_sources, source_limit
+from keras_transformer.layers.token_checks import check_token_ids
+from keras_transformer.special_tokens import PAD_ID, UNK_ID
+
+
+def _strings(name):
+    return tf.TensorSpec([None], tf.string, name=name)
+
+
+# Signature name -> (method of `SignatureBuilder`, input signature).
+SIGNATURES = {
+    "serving_default": ("serve", [_strings("sentences")]),
+    "translate_nbest": ("serve_nbest", [_strings("sentences")]),
+    "translate_token_ids": (
+        "serve_token_ids",
+        [tf.TensorSpec([None, None], tf.int32, name="token_ids")],
+    ),
+    "translate_prefix": ("serve_prefix", [_strings("sources"), _strings("prefixes")]),
+    "translate_sample": (
+        "serve_sample",
+        [_strings("sentences"), tf.TensorSpec([], tf.int32, name="seed")],
+    ),
+    "score": ("serve_score", [_strings("sources"), _strings("targets")]),
+}
+
+
+class SignatureBuilder:
+    """Builds the export's signatures from a model and its tokenizer.
+
+    Args:
+        model: a `keras_transformer.Transformer` (TensorFlow backend).
+        tokenizer: its `SubwordTokenizer`.
+        options: the `DecodeOptions` of the beam-search signatures.
+        n_best: int. The ``k`` of ``translate_nbest``.
+        sample_options: the `DecodeOptions` of ``translate_sample``.
+    """
+
+    def __init__(self, model, tokenizer, options, n_best, sample_options):
+        self.model = model
+        self.tokenizer = tokenizer
+        self.options = options
+        self.n_best = n_best
+        self.tokenizer_size = tokenizer.vocabulary_size
+        max_positions = None
+        if model.positional_encoding == "learned":
+            max_positions = model.max_length
+        self.max_positions = max_positions
+        # Source tokens kept before EOS, as `prepare_sources` keeps them.
+        self.keep = source_limit(options.max_source_length, max_positions) - 1
+        self.best = StaticDecode.from_options(options.replace(num_return=1), max_positions)
+        self.nbest = StaticDecode.from_options(
+            options.replace(num_return=n_best), max_positions
+        )
+        self.sample = StaticDecode.from_options(sample_options, max_positions)
+
+    def concrete_functions(self):
+        """{signature name: concrete function}, each traced once.
+
+        Without AutoGraph: the decode code's control flow is explicit
+        (`keras.ops.while_loop`, `tf.cond`), so AutoGraph would only convert
+        every function it calls for nothing; a Python ``if`` on a tensor
+        fails loudly instead of being converted.
+        """
+        functions = {}
+        for name, (method, input_signature) in SIGNATURES.items():
+            function = tf.function(
+                getattr(self, method), input_signature=input_signature, autograph=False
+            )
+            functions[name] = function.get_concrete_function()
+        return functions
+
+    # --- shared steps ---
+
+    def pieces(self, sentences):
+        """int32 token ids ``(batch, length)``, 0-padded, and which inputs
+        are blank ("" and whitespace-only inputs have no tokens)."""
+        tokenized = self.tokenizer.tokenize(sentences)
+        token_ids = tf.cast(tokenized.to_tensor(default_value=PAD_ID), tf.int32)
+        return token_ids, tf.equal(tokenized.row_lengths(), 0)
+
+    def decode(self, token_ids, static, seed=None, prefix_ids=None, prefix_lengths=None):
+        """`decode_token_ids` on int32 ``token_ids`` (batch, length),
+        0-padded, without EOS; ``prefix_ids`` (batch, P) are forced output
+        prefixes of ``prefix_lengths`` (batch,) tokens.
+
+        Returns int32 sequences ``(batch, k, L)`` and float32 scores
+        ``(batch, k)``; an empty batch gives empty outputs.
+        """
+        options = self.options
+        batch = tf.shape(token_ids)[0]
+        if prefix_ids is None:
+            prefix_ids = tf.zeros([batch, 1], tf.int32)
+            prefix_lengths = tf.zeros([batch], tf.int32)
+        if seed is None:
+            seed = tf.constant(0, tf.int32)
+        width = tf.minimum(tf.shape(token_ids)[1], self.keep)
+        # The output buffer: the longest source's limit (prepare_sources
+        # gives each row its own).
+        max_length = width + options.max_extra_length
+        if self.max_positions is not None:
+            max_length = tf.minimum(max_length, self.max_positions)
+
+        def run():
+            sequences, scores = decode_token_ids(
+                self.model,
+                token_ids,
+                tf.fill([batch], tf.int32.max),
+                max_length,
+                tf.constant(options.alpha, tf.float32),
+                tf.constant(options.min_length, tf.int32),
+                seed,
+                tf.range(batch, dtype=tf.int32),  # sampling: as Translator's row ids
+                prefix_ids,
+                prefix_lengths,
+                static,
+            )
+            return tf.cast(sequences, tf.int32), tf.cast(scores, tf.float32)
+
+        def empty():
+            k = static.num_return
+            return tf.zeros([0, k, 1], tf.int32), tf.zeros([0, k], tf.float32)
+
+        return tf.cond(batch > 0, run, empty)
+
+    def detokenize(self, sequences):
+        """Strings of id sequences; model ids the tokenizer lacks (a padded
+        vocabulary) read as UNK, as in `Translator`."""
+        sequences = tf.where(sequences < self.tokenizer_size, sequences, UNK_ID)
+        return self.tokenizer.detokenize(sequences)
+
+    def best_of(self, sequences, scores, blank):
+        """The outputs of the best hypothesis of each row; blank inputs give
+        "" with score 0."""
+        translations = tf.where(blank, tf.constant(""), self.detokenize(sequences[:, 0]))
+        scores = tf.where(blank, tf.zeros_like(scores[:, 0]), scores[:, 0])
+        return {"translations": translations, "scores": scores}
+
+    # --- the signatures ---
+
+    def serve(self, sentences):
+        token_ids, blank = self.pieces(sentences)
+        sequences, scores = self.decode(token_ids, self.best)
+        return self.best_of(sequences, scores, blank)
+
+    def serve_nbest(self, sentences):
+        token_ids, blank = self.pieces(sentences)
+        sequences, scores = self.decode(token_ids, self.nbest)  # (batch, k, L)
+        shape = tf.shape(sequences)
+        flat = tf.reshape(sequences, [shape[0] * self.n_best, shape[2]])
+        translations = tf.reshape(self.detokenize(flat), [shape[0], self.n_best])
+        translations = tf.where(blank[:, None], tf.constant(""), translations)
+        scores = tf.where(blank[:, None], tf.zeros_like(scores), scores)
+        return {"translations": translations, "scores": scores}
+
+    def serve_token_ids(self, token_ids):
+        # Out-of-range ids would wrap (-1 reads the last embedding row):
+        # fail with an error naming the vocabulary size instead.
+        token_ids = check_token_ids(token_ids, self.model.vocabulary_size, "token_ids")
+        sequences, scores = self.decode(token_ids, self.best)
+        return {"token_ids": sequences[:, 0], "scores": scores[:, 0]}
+
+    def serve_prefix(self, sources, prefixes):
+        # Each output starts with its prefix's tokens ("" for none), then
+        # the beam search continues, as Translator(target_prefix=...).
+        options = self.options
+        token_ids, blank = self.pieces(sources)
+        prefix_pieces = self.tokenizer.tokenize(prefixes)
+        tf.debugging.assert_equal(
+            tf.shape(token_ids)[0], prefix_pieces.nrows(out_type=tf.int32),
+            message="translate_prefix needs one prefix per source",
+        )
+        prefix_lengths = tf.cast(prefix_pieces.row_lengths(), tf.int32)
+        prefix_ids = tf.cast(prefix_pieces.to_tensor(default_value=PAD_ID), tf.int32)
+        prefix_ids = tf.pad(prefix_ids, [[0, 0], [0, 1]])  # at least 1 column
+        _, limits = prepare_sources(
+            token_ids, options.max_source_length, options.max_extra_length,
+            self.max_positions,
+        )
+        tf.debugging.assert_less(
+            prefix_lengths, tf.cast(limits, tf.int32),
+            message="a prefix leaves no room for EOS in its output "
+            "(raise --max-extra-length at export or shorten the prefix)",
+        )
+        sequences, scores = self.decode(
+            token_ids, self.best, prefix_ids=prefix_ids, prefix_lengths=prefix_lengths
+        )
+        return self.best_of(sequences, scores, blank)
+
+    def serve_sample(self, sentences, seed):
+        # One sample per sentence (temperature/top_k/top_p fixed at
+        # export); the same seed gives Translator.translate(sentences,
+        # sampling=True, seed=seed)'s samples.
+        token_ids, blank = self.pieces(sentences)
+        tf.debugging.assert_non_negative(seed, message="seed must be >= 0")
+        sequences, scores = self.decode(token_ids, self.sample, seed=seed)
+        return self.best_of(sequences, scores, blank)
+
+    def serve_score(self, sources, targets):
+        # Forced decoding, as `Translator.score`: total log P(target + EOS |
+        # source), no length penalty. Blank targets score EOS.
+        max_positions = self.max_positions
+        source_ids, _ = self.pieces(sources)
+        target_ids, _ = self.pieces(targets)
+        tf.debugging.assert_equal(
+            tf.shape(source_ids)[0], tf.shape(target_ids)[0],
+            message="score needs one target per source",
+        )
+        encoder_ids, _ = prepare_sources(
+            source_ids, self.options.max_source_length, 1, max_positions
+        )
+        # EOS after each target: prepare_sources' EOS placement, no cut.
+        targets_eos, _ = prepare_sources(target_ids, tf.int32.max, 1)
+        if max_positions is not None:
+            tf.debugging.assert_less_equal(
+                tf.shape(targets_eos)[1], max_positions,
+                message=f"a target is longer than the model's {max_positions} "
+                "learned positions",
+            )
+
+        def run():
+            log_probs = token_log_probs(self.model, encoder_ids, targets_eos)
+            return tf.reduce_sum(tf.cast(log_probs, tf.float32), axis=1)
+
+        def empty():
+            return tf.zeros([0], tf.float32)
+
+        scores = tf.cond(tf.shape(source_ids)[0] > 0, run, empty)
+        return {"scores": scores}
