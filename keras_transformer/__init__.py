@@ -46,8 +46,10 @@ else:
     TENSORFLOW_AVAILABLE = True
 
 if TENSORFLOW_AVAILABLE and KERAS_HUB_AVAILABLE:
+    from keras_transformer.data.options import DatasetOptions
     from keras_transformer.data.pipeline import make_dataset, make_dataset_from_files
     from keras_transformer.export.saved_model import export_saved_model
+    from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
     from keras_transformer.models.transformer.transformer_seq_2_seq_lm import (
         TransformerSeq2SeqLM,
     )
@@ -55,7 +57,6 @@ if TENSORFLOW_AVAILABLE and KERAS_HUB_AVAILABLE:
         TransformerSeq2SeqLMPreprocessor,
     )
     from keras_transformer.models.transformer.transformer_tokenizer import (
-        SubwordTokenizer,
         TransformerTokenizer,
     )
     from keras_transformer.models.transformer.translator import Translator
@@ -66,6 +67,7 @@ if TENSORFLOW_AVAILABLE and KERAS_HUB_AVAILABLE:
 __all__ = [
     "__version__",
     "BOS_ID",
+    "DatasetOptions",
     "DecodeOptions",
     "EOS_ID",
     "KERAS_HUB_AVAILABLE",

@@ -25,7 +25,7 @@ from keras_transformer.export.ctranslate2_translator import CTranslate2Translato
 from keras_transformer.export.ctranslate2_converter import export_ctranslate2
 from keras_transformer.export.ctranslate2_converter import export_run_directory_to_ctranslate2
 from keras_transformer.data.default_task import default_task_splits  # noqa: E402
-from keras_transformer.models.transformer.transformer_tokenizer import SubwordTokenizer
+from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 from keras_transformer.decoding.backends import jax_stateless_jit
 from keras_transformer.decoding.forced import token_log_probs  # noqa: E402
 from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy

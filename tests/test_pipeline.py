@@ -17,7 +17,7 @@ from keras_transformer.data.pipeline import make_dataset_from_files
 from keras_transformer.data.text_files import read_lines
 from keras_transformer.data.text_files import read_parallel
 from keras_transformer.data.text_files import write_lines
-from keras_transformer.models.transformer.transformer_tokenizer import SubwordTokenizer
+from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 from keras_transformer.special_tokens import BOS_ID
 from keras_transformer.special_tokens import EOS_ID
 from keras_transformer.special_tokens import PAD_ID

@@ -9,7 +9,7 @@ import sentencepiece as spm
 import tensorflow as tf
 
 from keras_transformer.utils.run_files import VOCABULARY_FILENAME as MODEL_FILENAME
-from keras_transformer.models.transformer.transformer_tokenizer import SubwordTokenizer
+from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 from keras_transformer.special_tokens import BOS_ID
 from keras_transformer.special_tokens import EOS_ID
 from keras_transformer.special_tokens import PAD_ID

@@ -9,7 +9,7 @@ import pytest
 
 import keras_transformer
 from keras_transformer import Transformer, Translator
-from keras_transformer.models.transformer.transformer_tokenizer import SubwordTokenizer
+from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
 _WORDS = (

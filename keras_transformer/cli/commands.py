@@ -34,8 +34,6 @@ from keras_transformer.training.evaluation import (
 )
 from keras_transformer.training.run_directory import RunDirectory
 from keras_transformer.training.trainer import load_data, train
-from keras_transformer.utils.file_io import read_json
-from keras_transformer.utils.run_files import TASK_CONFIG_FILE
 from keras_transformer.version import __version__
 
 
@@ -86,20 +84,10 @@ def _run_config(model_dir):
 
 def _preset_decoding_settings(model_dir):
     """The generation defaults a keras-hub preset saved (its task.json)."""
-
     files = locate_trained_model(model_dir)
     if files is None or files.kind != "preset":
         return {}
-    path = os.path.join(files.directory, TASK_CONFIG_FILE)
-    if not os.path.isfile(path):
-        return {}
-    task = read_json(path, "preset file")
-    config = task.get("config", {}) if isinstance(task, dict) else None
-    if not isinstance(config, dict):
-        raise ValueError(f"The preset file {path!r} holds no task config (a JSON object).")
-    settings = dict(config.get("decode_options") or {})
-    settings.update({k: config[k] for k in ("beam_size", "alpha", "max_extra_length") if k in config})
-    return settings
+    return files.decoding_defaults()
 
 
 def _check_output_file(path, flag="--output"):

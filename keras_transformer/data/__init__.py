@@ -22,7 +22,7 @@ from keras_transformer.data.text_files import (
     read_parallel,
     write_lines,
 )
-from keras_transformer.models.transformer.transformer_tokenizer import SubwordTokenizer
+from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 
 __all__ = [
     "DatasetOptions",

@@ -2,15 +2,17 @@
 use with a `Transformer` (incremental decoding with key/value caches), forced
 decoding (scores, alignments) and the options that drive them.
 
-The helpers behind these (cache reordering, uncached decoding, the source
-preparation used by the SavedModel) live in the submodules: `search`,
-`compile`, `sampling`, `forced`, `sources`, `options`.
+The helpers behind these live in the submodules: `search` (the searches,
+their loops and masks), `cache` (key/value caches and uncached decoding),
+`generate` (the searches over a `Transformer`, and `Generator`), `backends`
+(compiling for the backend), `sampling`, `forced`, `sources` (the source
+preparation shared with the SavedModel) and `options`.
 """
 
 from keras_transformer.decoding.backends import compile_for_backend, compiled_decode
 from keras_transformer.decoding.forced import alignments, token_log_probs
 from keras_transformer.decoding.generate import Generator, generate
-from keras_transformer.decoding.options import DecodeOptions
+from keras_transformer.decoding.options import DecodeOptions, SearchRequest
 from keras_transformer.decoding.sampling import sample_tokens
 from keras_transformer.decoding.search import beam_search, greedy_search, length_penalty
 from keras_transformer.decoding.sources import prepare_sources
@@ -18,6 +20,7 @@ from keras_transformer.decoding.sources import prepare_sources
 __all__ = [
     "DecodeOptions",
     "Generator",
+    "SearchRequest",
     "alignments",
     "beam_search",
     "compile_for_backend",

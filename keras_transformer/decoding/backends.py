@@ -6,9 +6,7 @@ import itertools
 
 import keras
 
-from keras_transformer.decoding.search import (
-    compiled_loop_bodies,
-)
+from keras_transformer.decoding.search import compiled_loop_bodies
 
 try:
     import tensorflow as tf
@@ -40,8 +38,8 @@ def compile_for_backend(model, function, tf_input_signature=None, jit_compile=Fa
     if backend == "tensorflow":
 
         # autograph=False: the searches' control flow is explicit
-        # (`keras.ops.while_loop`, `ops.cond`); AutoGraph's conversion of
-        # every function they call only lengthened the trace.
+        # (`keras.ops.while_loop`, `ops.cond`), so AutoGraph's conversion of
+        # every function they call would only lengthen the trace.
         return tf.function(
             function,
             input_signature=tf_input_signature,
@@ -65,8 +63,8 @@ def compile_for_backend(model, function, tf_input_signature=None, jit_compile=Fa
 def _torch_compile_body(body):
     """``torch.compile`` of a search's loop body, traced once per shape.
 
-    Two settings keep it to one trace (each costs about 20 s of dynamo
-    bytecode tracing for the small test model on 2 CPU cores):
+    Two settings keep it to one trace (a trace is dynamo's bytecode
+    analysis of a whole decoding step, the costly part of compiling):
 
     - ``specialize_float=True``: with ``dynamic=True`` dynamo would make
       the layers' Python float attributes (layer-norm epsilons, activation
@@ -80,8 +78,8 @@ def _torch_compile_body(body):
     """
     import torch
 
-    # dynamic=True measured faster than static shapes (which also recompiled
-    # for new step indices); Keras still specialises batch shapes.
+    # dynamic=True: static shapes would also recompile for every new step
+    # index; Keras still specialises batch shapes.
     compiled = torch.compile(body, dynamic=True)
     first_call = True
 

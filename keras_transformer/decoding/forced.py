@@ -8,7 +8,7 @@ the prefixes the search saw, so its log-probabilities are the search's (up
 to float rounding) and its attention is the attention the search used: the
 search itself never has to carry attention weights through its loop.
 
-All in `keras.ops`; compile with `keras_transformer.decoding.backend`.
+All in `keras.ops`; compile with `backends.compile_for_backend`.
 """
 
 from keras import ops

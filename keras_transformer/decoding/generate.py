@@ -1,26 +1,17 @@
 """Search over a `Transformer`, compiled on each backend.
 
 The bridge between the model-agnostic searches (`search.py`) and the model's
-decoding interface (`Transformer.encode`, `build_cache`, `decode_step`,
-`decode`):
+decoding interface (`Transformer.encode`, `build_cache`, `grow_cache`,
+`decode_step`, `decode`), through the cache functions of `cache.py`:
 
-* `cached_tokens_to_logits` / `reorder_transformer_cache`: incremental
-  decoding. The encoder runs once per batch; every decoder layer keeps a
-  self-attention key/value buffer that each step fills at one position, and
-  the encoder-decoder keys/values are computed once (`Transformer.build_cache`)
-  and neither tiled by beam nor reordered (`tile_transformer_cache`: they are
-  the same for all beams of a sentence). The self-attention buffer grows in
-  stages with the output (`Transformer.grow_cache`, `search.cache_lengths`).
-* `uncached_tokens_to_logits`: the reference, re-running `Transformer.decode`
-  on the whole prefix every step.
-* `generate`: encoder + cache + greedy search, beam search or sampling
-  (optionally with forced target prefixes), in `keras.ops`.
-* `decode_token_ids`: `prepare_sources` then `generate`: the core that
-  `Generator.decode` compiles and the SavedModel export traces.
-* `compile_for_backend`: the one place that compiles a decode function for
-  the current backend (`Generator`, `compiled_decode`, `Translator`'s
-  forced decoding and attention all use it).
-* `Generator`: `generate` compiled for the current backend:
+* `generate`: encoder, cache, then greedy search, beam search or sampling
+  (optionally with forced target prefixes), in `keras.ops`. A
+  `SearchRequest` holds its static choices; the tensors are its arguments.
+* `decode_token_ids`: `prepare_sources` then `generate`: what `Generator`
+  compiles and the SavedModel export traces, so both prepare sources and
+  search with the same code.
+* `Generator`: `decode_token_ids` compiled for the current backend by
+  `backends.compile_for_backend`, one function per `StaticDecode`:
 
   - JAX: one ``jax.jit`` of the whole search (encoder included), with the
     model's variables passed as arguments and read through a
@@ -28,24 +19,23 @@ decoding interface (`Transformer.encode`, `build_cache`, `decode_step`,
     are not baked into the program as constants. JAX compiles once per
     distinct input shape, so callers pad batches to a few shapes (see
     `Translator`).
-  - TensorFlow: one ``tf.function`` per static configuration (beam size,
-    number of returns, search kind, sampling filters, length options),
-    with an ``input_signature`` whose batch, source-length and
-    buffer-length dimensions are ``None``: traced once, never retraced for a
-    new batch. ``jit_compile=True`` adds XLA, which then compiles once per
-    distinct input shape (about 20% faster steps on CPU, but each shape
-    costs seconds of compilation); the default is without XLA.
+  - TensorFlow: one ``tf.function`` per `StaticDecode`, with an
+    ``input_signature`` whose batch, source-length and buffer-length
+    dimensions are ``None``: traced once, never retraced for a new batch.
+    ``jit_compile=True`` adds XLA, which compiles once per distinct input
+    shape: faster steps, but a compilation per shape; the default is
+    without XLA.
   - torch: eager execution under ``torch.no_grad()``; `keras.ops.while_loop`
     is a Python loop on torch. With ``jit_compile=True`` the loop stays in
     Python (its exit depends on the data) and its body (a decoding step and
     the search's bookkeeping) runs through ``torch.compile(dynamic=True)``
     (`search.compiled_loop_bodies`). It compiles once per batch shape
     (Keras ops turn shapes into Python ints, so the graphs specialise
-    despite ``dynamic=True``), at about half a minute each on 2 CPU cores;
-    then a step costs about half of an eager one
-    (`benchmarks/decode_speed.py --torch-compile`). Worth it for long inputs
-    or a server; the default stays eager, as Keras' ``jit_compile="auto"``
-    does on torch.
+    despite ``dynamic=True``); a compiled step then costs less than an
+    eager one (measurements: `benchmarks/README.md`,
+    ``benchmarks/decode_speed.py --torch-compile``). Worth it for long
+    inputs or a server; the default stays eager, as Keras'
+    ``jit_compile="auto"`` does on torch.
 
   The beam size is static; ``alpha``, ``min_length``, the sampling seed,
   the prefixes and the per-sentence maximum lengths are runtime values.
@@ -66,6 +56,7 @@ from keras_transformer.decoding.cache import (
     uncached_initial_cache,
     uncached_tokens_to_logits,
 )
+from keras_transformer.decoding.options import SearchRequest, StaticDecode
 from keras_transformer.decoding.sampling import sample_tokens
 from keras_transformer.decoding.search import (
     beam_search,
@@ -74,141 +65,160 @@ from keras_transformer.decoding.search import (
     tile_cache,
 )
 from keras_transformer.decoding.sources import prepare_sources
+from keras_transformer.utils.validation import check_choice, check_int
 
 try:
     import tensorflow as tf
 except ImportError:  # TensorFlow is needed only on its own backend.
     tf = None
 
+__all__ = [
+    "Generator",
+    "SearchRequest",
+    "StaticDecode",
+    "decode_token_ids",
+    "generate",
+    "tf_decode_signature",
+]
+
 
 def generate(
     model,
     encoder_token_ids,
     max_lengths,
-    alpha,
-    min_length,
     max_length,
-    beam_size=4,
-    num_return=1,
-    use_cache=True,
-    python_loop=False,
-    decode_fn=None,
-    prefix_multiple=None,
-    search="auto",
+    request=None,
+    alpha=0.6,
+    min_length=0,
     prefix_ids=None,
     prefix_lengths=None,
-    sampling=None,
-    cache_growth=16,
+    seed=0,
+    row_ids=None,
 ):
     """Encodes a batch and searches; all in `keras.ops` (not compiled here).
 
-    ``search``: "beam", "greedy" (needs ``beam_size=1``), "sample" or "auto"
-    (greedy for ``beam_size=1``, beam otherwise). Returns ``(sequences,
-    scores)``: int32 ``(batch, num_return, max_length)`` and float32
-    ``(batch, num_return)``, as `beam_search` does. ``decode_fn`` and
-    ``prefix_multiple`` go to `uncached_tokens_to_logits`;
-    ``prefix_ids``/``prefix_lengths`` force prefixes (see `search.py`).
+    Args:
+        model: a `keras_transformer.Transformer`.
+        encoder_token_ids: int ``(batch, source_length)``, EOS-terminated,
+            PAD-padded.
+        max_lengths: int ``(batch,)``: each row's maximum output length.
+        max_length: int, or a scalar int tensor in a TensorFlow graph: the
+            output buffer length (at least ``max(max_lengths)``).
+        request: a `SearchRequest`: the search and its static settings.
+            Defaults to ``SearchRequest()`` (beam search, 4 beams).
+        alpha: float scalar. Length-penalty exponent.
+        min_length: int scalar. EOS is forbidden before this many tokens.
+        prefix_ids, prefix_lengths: optional forced prefixes (see
+            `search.py`).
+        seed: int scalar. Sampling only.
+        row_ids: optional int ``(batch,)``. Sampling only: a sentence id
+            that does not depend on its batch; sample ``j`` of row ``b``
+            draws with row id ``row_ids[b] * num_return + j``
+            (`sample_tokens`), so a sentence's samples do not depend on the
+            batch it is in. Defaults to the row positions.
 
-    ``sampling`` (for ``search="sample"``) is a dict with ``seed`` (int
-    scalar), ``row_ids`` (int ``(batch,)``, a sentence id that does not
-    depend on its batch), ``temperature``, ``top_k`` and ``top_p`` (Python
-    values). Each batch element then gets ``num_return`` independent samples
-    (in sample order, not sorted), drawn with `sample_tokens` whose row id
-    is ``row_ids[b] * num_return + j``: a sentence's samples do not depend on
-    the batch it is in.
-
-    ``cache_growth``: the cached searches start with a key/value buffer of
-    this many positions and grow it in stages (`search.cache_lengths`);
-    ``None``: one buffer of ``max_length`` positions from the start.
+    Returns:
+        ``(sequences, scores)``: int32 ``(batch, num_return, max_length)``
+        and float32 ``(batch, num_return)``, as `beam_search` returns them.
+        Greedy search returns one hypothesis per row; sampling returns
+        ``num_return`` samples per row, in sample order (not sorted).
     """
-    if search not in ("auto", "beam", "greedy", "sample"):
-        raise ValueError(
-            "search must be 'auto', 'beam', 'greedy' or 'sample'. "
-            f"Received: search={search!r}"
+    if request is None:
+        request = SearchRequest()
+    kind = request.kind
+    batch = ops.shape(encoder_token_ids)[0]
+    choose_token = None
+    if kind == "sample":
+        if row_ids is None:
+            row_ids = ops.arange(batch, dtype="int32")
+        choose_token = _token_sampler(request, seed, row_ids)
+        # Each sentence becomes num_return rows, one per sample.
+        encoder_token_ids, max_lengths, prefix_ids, prefix_lengths = (
+            None if x is None else ops.repeat(x, request.num_return, axis=0)
+            for x in (encoder_token_ids, ops.cast(max_lengths, "int32"),
+                      prefix_ids, prefix_lengths)
         )
-    if search in ("greedy", "sample") and beam_size != 1:
-        raise ValueError(
-            f"{search.capitalize()} search has no beams. Received: beam_size={beam_size}"
-        )
-    if search == "sample":
-        return _sample(
-            model, encoder_token_ids, max_lengths, alpha, min_length, max_length,
-            num_return, use_cache, python_loop, decode_fn, prefix_multiple,
-            prefix_ids, prefix_lengths, sampling, cache_growth,
-        )
-    encoder_output, encoder_padding_mask = model.encode(encoder_token_ids)
-    growing = {}
-    if use_cache:
-        cache, growing = _growing_cache(
-            model, encoder_output, encoder_padding_mask, max_length, cache_growth
-        )
-        tokens_to_logits = cached_tokens_to_logits(model)
-        reorder = reorder_transformer_cache
-        tile = tile_transformer_cache
-    else:
-        cache = uncached_initial_cache(
-            encoder_output, encoder_padding_mask, max_length
-        )
-        tokens_to_logits = uncached_tokens_to_logits(
-            model, decode_fn=decode_fn, prefix_multiple=prefix_multiple
-        )
-        reorder = reorder_uncached_cache
-        tile = tile_cache
-    if search == "greedy" or (search == "auto" and beam_size == 1):
-        sequences, scores = greedy_search(
-            tokens_to_logits,
-            cache,
+    decoder = _decoder(model, encoder_token_ids, max_length, request)
+    arguments = {
+        "max_lengths": max_lengths,
+        "min_length": min_length,
+        "alpha": alpha,
+        "python_loop": request.python_loop,
+        "prefix_ids": prefix_ids,
+        "prefix_lengths": prefix_lengths,
+        **decoder.growing,
+    }
+    if kind == "beam":
+        return beam_search(
+            decoder.tokens_to_logits,
+            decoder.cache,
             max_length,
-            max_lengths=max_lengths,
-            min_length=min_length,
-            alpha=alpha,
-            python_loop=python_loop,
-            prefix_ids=prefix_ids,
-            prefix_lengths=prefix_lengths,
-            **growing,
+            beam_size=request.beam_size,
+            num_return=request.num_return,
+            reorder_cache=decoder.reorder,
+            tile_cache=decoder.tile,
+            **arguments,
         )
+    sequences, scores = greedy_search(
+        decoder.tokens_to_logits, decoder.cache, max_length,
+        choose_token=choose_token, **arguments,
+    )
+    if kind == "greedy":
         return sequences[:, None], scores[:, None]
-    return beam_search(
-        tokens_to_logits,
-        cache,
-        max_length,
-        beam_size=beam_size,
-        alpha=alpha,
-        num_return=num_return,
-        max_lengths=max_lengths,
-        min_length=min_length,
-        reorder_cache=reorder,
-        tile_cache=tile,
-        python_loop=python_loop,
-        prefix_ids=prefix_ids,
-        prefix_lengths=prefix_lengths,
-        **growing,
+    samples = request.num_return
+    return (
+        ops.reshape(sequences, (batch, samples, -1)),
+        ops.reshape(scores, (batch, samples)),
     )
 
 
-def _growing_cache(model, encoder_output, encoder_padding_mask, max_length, first):
-    """``(cache, search keyword arguments)`` for a cache that grows in stages
-    (`search.cache_lengths`) from ``first`` positions; ``first=None``: one
-    buffer of ``max_length``."""
-    if first is None:
-        cache = model.build_cache(encoder_output, encoder_padding_mask, max_length)
-        return cache, {}
-    stages = cache_lengths(max_length, first)
-    cache = model.build_cache(encoder_output, encoder_padding_mask, stages[0])
-    return cache, {"grow_cache": model.grow_cache, "cache_stages": stages}
+# The model as a search sees it: ``tokens_to_logits``, the initial cache,
+# the functions that reorder and tile that cache for beam search, and the
+# searches' growing-cache arguments (``grow_cache``, ``cache_stages``).
+_Decoder = collections.namedtuple("_Decoder", "tokens_to_logits cache reorder tile growing")
 
 
-def _sample(
-    model, encoder_token_ids, max_lengths, alpha, min_length, max_length,
-    num_return, use_cache, python_loop, decode_fn, prefix_multiple,
-    prefix_ids, prefix_lengths, sampling, cache_growth,
-):
-    """`generate`'s sampling: ``num_return`` rows per sentence, then greedy
-    search with `sample_tokens` choosing each token."""
+def _decoder(model, encoder_token_ids, max_length, request):
+    """Runs the encoder and sets up the decoder's cache for the searches:
+    the one cache setup of greedy search, beam search and sampling.
 
-    k = num_return
-    repeat = lambda x: ops.repeat(x, k, axis=0)  # noqa: E731
-    row_ids = ops.cast(sampling["row_ids"], "int32")
+    Cached (``request.use_cache``): key/value buffers that start with
+    ``request.cache_growth`` positions and grow in stages
+    (`search.cache_lengths`), or one buffer of ``max_length`` positions
+    for ``cache_growth=None``. Uncached: the tokens so far, re-decoded
+    every step.
+    """
+    encoder_output, encoder_padding_mask = model.encode(encoder_token_ids)
+    if not request.use_cache:
+        return _Decoder(
+            uncached_tokens_to_logits(
+                model, decode_fn=request.decode_fn, prefix_multiple=request.prefix_multiple
+            ),
+            uncached_initial_cache(encoder_output, encoder_padding_mask, max_length),
+            reorder_uncached_cache,
+            tile_cache,
+            {},
+        )
+    length, growing = max_length, {}
+    if request.cache_growth is not None:
+        stages = cache_lengths(max_length, request.cache_growth)
+        length = stages[0]
+        growing = {"grow_cache": model.grow_cache, "cache_stages": stages}
+    return _Decoder(
+        cached_tokens_to_logits(model),
+        model.build_cache(encoder_output, encoder_padding_mask, length),
+        reorder_transformer_cache,
+        tile_transformer_cache,
+        growing,
+    )
+
+
+def _token_sampler(request, seed, row_ids):
+    """``choose_token`` for `greedy_search` on rows repeated
+    ``request.num_return`` times: `sample_tokens` with row id
+    ``row_ids[b] * num_return + j`` for sample ``j`` of sentence ``b``."""
+    k = request.num_return
+    row_ids = ops.cast(row_ids, "int32")
     sample_rows = ops.reshape(
         row_ids[:, None] * k + ops.arange(k, dtype="int32")[None, :], (-1,)
     )
@@ -216,44 +226,15 @@ def _sample(
     def choose_token(selectable, index):
         return sample_tokens(
             selectable,
-            sampling["seed"],
+            seed,
             index,
             sample_rows,
-            temperature=sampling.get("temperature", 1.0),
-            top_k=sampling.get("top_k"),
-            top_p=sampling.get("top_p", 1.0),
+            temperature=request.temperature,
+            top_k=request.top_k,
+            top_p=request.top_p,
         )
 
-    encoder_output, encoder_padding_mask = model.encode(repeat(encoder_token_ids))
-    growing = {}
-    if use_cache:
-        cache, growing = _growing_cache(
-            model, encoder_output, encoder_padding_mask, max_length, cache_growth
-        )
-        tokens_to_logits = cached_tokens_to_logits(model)
-    else:
-        cache = uncached_initial_cache(encoder_output, encoder_padding_mask, max_length)
-        tokens_to_logits = uncached_tokens_to_logits(
-            model, decode_fn=decode_fn, prefix_multiple=prefix_multiple
-        )
-    sequences, scores = greedy_search(
-        tokens_to_logits,
-        cache,
-        max_length,
-        max_lengths=repeat(ops.cast(max_lengths, "int32")),
-        min_length=min_length,
-        alpha=alpha,
-        python_loop=python_loop,
-        prefix_ids=None if prefix_ids is None else repeat(prefix_ids),
-        prefix_lengths=None if prefix_lengths is None else repeat(prefix_lengths),
-        choose_token=choose_token,
-        **growing,
-    )
-    batch = ops.shape(encoder_token_ids)[0]
-    return (
-        ops.reshape(sequences, (batch, k, -1)),
-        ops.reshape(scores, (batch, k)),
-    )
+    return choose_token
 
 
 def decode_token_ids(
@@ -268,13 +249,11 @@ def decode_token_ids(
     prefix_ids,
     prefix_lengths,
     static,
-    use_cache=True,
-    cache_growth=16,
 ):
     """Raw source ids -> searched outputs: `prepare_sources` then `generate`.
 
-    The core that `Generator` compiles and the SavedModel traces, so both
-    prepare sources and search with the same code.
+    The function that `Generator` compiles and the SavedModel traces, so
+    both prepare sources and search with the same code.
 
     Args:
         token_ids: int ``(batch, length)``, PAD-padded, no EOS.
@@ -286,39 +265,28 @@ def decode_token_ids(
         prefix_ids, prefix_lengths: ``(batch, P >= 1)`` and ``(batch,)``;
             lengths 0 for no prefix.
         static: a `StaticDecode` (Python values that shape the graph).
-        use_cache, cache_growth: as in `generate`.
 
     Returns:
         ``(sequences (batch, num_return, max_length), scores (batch,
         num_return))``.
     """
-
     encoder_ids, limits = prepare_sources(
         token_ids, static.max_source_length, static.max_extra_length,
         static.max_positions,
     )
     limits = ops.minimum(limits, ops.cast(output_caps, "int32"))
-    sampling = None
-    if static.search == "sample":
-        sampling = dict(
-            seed=seed, row_ids=row_ids, temperature=static.temperature,
-            top_k=static.top_k, top_p=static.top_p,
-        )
     return generate(
         model,
         encoder_ids,
         limits,
-        alpha,
-        min_length,
-        max_length=max_length,
-        beam_size=static.beam_size,
-        num_return=static.num_return,
-        use_cache=use_cache,
-        search=static.search,
+        max_length,
+        static,
+        alpha=alpha,
+        min_length=min_length,
         prefix_ids=prefix_ids,
         prefix_lengths=prefix_lengths,
-        sampling=sampling,
-        cache_growth=cache_growth,
+        seed=seed,
+        row_ids=row_ids,
     )
 
 
@@ -331,24 +299,6 @@ def _prefix_arrays(prefix_ids, prefix_lengths, batch):
     if prefix_lengths is None:
         prefix_lengths = np.full((batch,), prefix_ids.shape[1], np.int32)
     return prefix_ids, np.asarray(prefix_lengths, np.int32)
-
-
-class StaticDecode(
-    collections.namedtuple(
-        "StaticDecode",
-        "beam_size num_return search temperature top_k top_p "
-        "max_source_length max_extra_length max_positions",
-    )
-):
-    """The parts of a `DecodeOptions` that shape a compiled graph."""
-
-    @classmethod
-    def from_options(cls, options, max_positions=None):
-        return cls(
-            options.beam_size, options.num_return, options.search,
-            float(options.temperature), options.top_k, float(options.top_p),
-            options.max_source_length, options.max_extra_length, max_positions,
-        )
 
 
 def tf_decode_signature():
@@ -368,19 +318,12 @@ def tf_decode_signature():
 
 
 class Generator:
-    """`generate` for one model, compiled for the current Keras backend.
+    """`decode_token_ids` for one model, compiled for the current Keras backend.
 
-    See the module docstring for what each backend compiles. Inputs are
-    numpy arrays; outputs are numpy arrays.
-
-    Two entry points share the compiled machinery (`compile_for_backend`):
-
-    - ``generator(encoder_token_ids, max_lengths, max_length, ...)``:
-      EOS-terminated source ids and explicit per-row limits (tests,
-      benchmarks).
-    - ``generator.decode(token_ids, options, ...)``: raw source ids (no
-      EOS), prepared inside the compiled function by `prepare_sources`
-      exactly as in the SavedModel (`Translator` uses this).
+    See the module docstring for what each backend compiles. One entry
+    point, `decode`: raw source ids (no EOS) in, prepared inside the
+    compiled function by `prepare_sources` exactly as in the SavedModel;
+    numpy arrays in and out.
 
     Args:
         model: a `keras_transformer.Transformer`.
@@ -397,48 +340,19 @@ class Generator:
             length (`search.cache_lengths`; each stage compiles its own
             loop). None: the full buffer from the start. Defaults to 16.
 
-    Call arguments:
-        encoder_token_ids: int ``(batch, source_length)``, PAD-padded.
-        max_lengths: int ``(batch,)``, maximum output length of each row.
-        max_length: int. Buffer length (>= ``max(max_lengths)``); a new
-            value is a new shape (a compilation on JAX and XLA).
-        beam_size: int. Static; 1 is greedy search.
-        alpha: float. Length-penalty exponent.
-        num_return: int. Hypotheses per row.
-        min_length: int. EOS is forbidden before this many tokens.
-        search: "auto", "beam" or "greedy", see `generate`.
-        prefix_ids, prefix_lengths: optional forced prefixes.
-
-    Returns:
-        numpy ``(sequences, scores)``: int32 ``(batch, num_return,
-        max_length)`` and float32 ``(batch, num_return)``.
-
     Example:
     >>> generator = Generator(model)
-    >>> ids, scores = generator(np.array([[5, 6, 3]]), np.array([10]),
-    ...                         max_length=16)
+    >>> ids, scores = generator.decode(np.array([[5, 6]]), DecodeOptions(),
+    ...                                max_length=16)
     """
 
     def __init__(self, model, jit_compile="auto", use_cache=True, cache_growth=16):
-        if jit_compile not in ("auto", True, False):
-            raise ValueError(
-                "jit_compile must be True, False or 'auto'. "
-                f"Received: jit_compile={jit_compile!r}"
-            )
+        check_choice("jit_compile", jit_compile, ("auto", True, False))
         self.model = model
         self.backend = keras.config.backend()
         self.jit_compile = False if jit_compile == "auto" else jit_compile
         self.use_cache = use_cache
-        if cache_growth is not None and (
-            not isinstance(cache_growth, int)
-            or isinstance(cache_growth, bool)
-            or cache_growth < 1
-        ):
-            raise ValueError(
-                "cache_growth must be None or a positive int. "
-                f"Received: cache_growth={cache_growth!r}"
-            )
-        self.cache_growth = cache_growth
+        self.cache_growth = check_int("cache_growth", cache_growth, allow_none=True)
         # Incremented each time a function is traced (never on torch), so
         # that tests can check that new batches do not retrace.
         self.trace_count = 0
@@ -460,7 +374,6 @@ class Generator:
         return decode_token_ids(
             self.model, token_ids, caps, ops.shape(buffer)[0], alpha,
             min_length, seed, row_ids, prefix_ids, prefix_lengths, static,
-            use_cache=self.use_cache, cache_growth=self.cache_growth,
         )
 
     def _compiled(self, static):
@@ -501,7 +414,10 @@ class Generator:
         if row_ids is None:
             row_ids = np.arange(batch, dtype=np.int32)
         prefix_ids, prefix_lengths = _prefix_arrays(prefix_ids, prefix_lengths, batch)
-        static = StaticDecode.from_options(options, max_positions)
+        static = StaticDecode.from_options(
+            options, max_positions, use_cache=self.use_cache,
+            cache_growth=self.cache_growth,
+        )
         function = self._compiled(static)
         sequences, scores = function(
             ops.convert_to_tensor(token_ids),
@@ -511,66 +427,6 @@ class Generator:
             ops.convert_to_tensor(np.int32(options.min_length)),
             ops.convert_to_tensor(np.int32(seed)),
             ops.convert_to_tensor(np.asarray(row_ids, np.int32)),
-            ops.convert_to_tensor(np.asarray(prefix_ids, np.int32)),
-            ops.convert_to_tensor(np.asarray(prefix_lengths, np.int32)),
-        )
-        return ops.convert_to_numpy(sequences), ops.convert_to_numpy(scores)
-
-    def _legacy_core(self, encoder_token_ids, max_lengths, alpha, min_length,
-                     buffer, prefix_ids, prefix_lengths, static):
-        if self.backend in ("jax", "tensorflow"):
-            self.trace_count += 1  # only runs while tracing
-        beam_size, num_return, search = static
-        return generate(
-            self.model, encoder_token_ids, max_lengths, alpha, min_length,
-            max_length=ops.shape(buffer)[0], beam_size=beam_size,
-            num_return=num_return, use_cache=self.use_cache, search=search,
-            prefix_ids=prefix_ids, prefix_lengths=prefix_lengths,
-            cache_growth=self.cache_growth,
-        )
-
-    def __call__(
-        self,
-        encoder_token_ids,
-        max_lengths,
-        max_length,
-        beam_size=4,
-        alpha=0.6,
-        num_return=1,
-        min_length=0,
-        search="auto",
-        prefix_ids=None,
-        prefix_lengths=None,
-    ):
-        static = ("ids", int(beam_size), int(num_return), search)
-        if static not in self._functions:
-            signature = None
-            if self.backend == "tensorflow":
-
-                signature = [
-                    tf.TensorSpec([None, None], tf.int32),  # encoder_token_ids
-                    tf.TensorSpec([None], tf.int32),  # max_lengths
-                    tf.TensorSpec([], tf.float32),  # alpha
-                    tf.TensorSpec([], tf.int32),  # min_length
-                    tf.TensorSpec([None], tf.int32),  # buffer: its length only
-                    tf.TensorSpec([None, None], tf.int32),  # prefix_ids
-                    tf.TensorSpec([None], tf.int32),  # prefix_lengths
-                ]
-            self._functions[static] = compile_for_backend(
-                self.model,
-                lambda *args: self._legacy_core(*args, static[1:]),
-                signature,
-                jit_compile=self.jit_compile,
-            )
-        encoder_token_ids = np.asarray(encoder_token_ids, np.int32)
-        batch = encoder_token_ids.shape[0]
-        prefix_ids, prefix_lengths = _prefix_arrays(prefix_ids, prefix_lengths, batch)
-        sequences, scores = self._functions[static](
-            ops.convert_to_tensor(encoder_token_ids),
-            ops.convert_to_tensor(np.asarray(max_lengths, np.int32)),
-            ops.convert_to_tensor(np.float32(alpha)),
-            ops.convert_to_tensor(np.int32(min_length)),
-            ops.convert_to_tensor(np.zeros((int(max_length),), np.int32)),
             ops.convert_to_tensor(np.asarray(prefix_ids, np.int32)),
             ops.convert_to_tensor(np.asarray(prefix_lengths, np.int32)),
         )

@@ -1,25 +1,43 @@
-"""`DecodeOptions`: every decoding choice, validated once.
+"""The options of a search: `DecodeOptions` (what a user chooses) and
+`SearchRequest` / `StaticDecode` (what shapes a compiled search).
 
-One frozen object carries the search settings from wherever a user sets them
-(the Python API, the CLI's flags, a config file, `export`) to the one decode
-path. It is validated when it is made, so a bad value is reported before any
-model is loaded or any function compiled, with the argument's name.
+`DecodeOptions` is one frozen object that carries the search settings from
+wherever a user sets them (the Python API, the CLI's flags, a config file,
+`export`) to the one decode path. It is validated when it is made, so a bad
+value is reported before any model is loaded or any function compiled, with
+the argument's name.
 
-It imports nothing from Keras: the CLI can validate flags before choosing and
-importing a backend.
+`SearchRequest` holds the Python values that `generate` turns into a graph
+(search kind, beam size, number of returns, sampling filters, how the model
+is stepped); it is hashable, so a compiled function can be kept per request.
+The runtime values (alpha, min_length, the sampling seed, prefixes, lengths)
+are not part of it: they are tensors, and changing them reuses the compiled
+function. `StaticDecode` adds the source-preparation lengths.
+
+This module imports nothing from Keras: the CLI can validate flags before
+choosing and importing a backend.
 """
 
 import dataclasses
-import math
-import numbers
+
+from keras_transformer.utils.validation import check_choice, check_int, check_number
+
+SEARCHES = ("auto", "beam", "greedy", "sample")
 
 
-def _is_int(value):
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+def _check_above_zero(name, value, maximum=None):
+    """A finite number in ``(0, maximum]``: `check_number`, whose ranges
+    include their minimum, then the exclusive bound of zero."""
+    check_number(name, value, minimum=0, maximum=maximum)
+    if value == 0:
+        upper = "" if maximum is None else f" and <= {maximum}"
+        raise ValueError(f"{name} must be a number > 0{upper}. Received: {name}={value!r}")
 
 
-def _is_real(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+def _check_sampling_filters(temperature, top_k, top_p):
+    _check_above_zero("temperature", temperature)
+    check_int("top_k", top_k, allow_none=True)
+    _check_above_zero("top_p", top_p, maximum=1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,12 +92,6 @@ class DecodeOptions:
     seed: int = None
 
     def __post_init__(self):
-        def fail(name, requirement):
-            raise ValueError(
-                f"{name} must be {requirement}. "
-                f"Received: {name}={getattr(self, name)!r}"
-            )
-
         for name, minimum in (
             ("beam_size", 1),
             ("max_extra_length", 1),
@@ -87,23 +99,16 @@ class DecodeOptions:
             ("num_return", 1),
             ("max_source_length", 2),
         ):
-            value = getattr(self, name)
-            if not _is_int(value) or value < minimum:
-                fail(name, f"an int >= {minimum}")
-        if not _is_real(self.alpha) or not math.isfinite(self.alpha) or self.alpha < 0:
-            fail("alpha", "a finite number >= 0")
+            check_int(name, getattr(self, name), minimum=minimum)
+        check_number("alpha", self.alpha, minimum=0)
+        # A strict bool: check_choice would let 0 and 1 through. A
+        # ValueError, as for every other option.
         if not isinstance(self.sampling, bool):
-            fail("sampling", "True or False")
-        if not _is_real(self.temperature) or not (
-            math.isfinite(self.temperature) and self.temperature > 0
-        ):
-            fail("temperature", "a finite number > 0")
-        if self.top_k is not None and (not _is_int(self.top_k) or self.top_k < 1):
-            fail("top_k", "None or an int >= 1")
-        if not _is_real(self.top_p) or not 0 < self.top_p <= 1:
-            fail("top_p", "a number in (0, 1]")
-        if self.seed is not None and (not _is_int(self.seed) or self.seed < 0):
-            fail("seed", "None or an int >= 0")
+            raise ValueError(  # noqa: TRY004
+                f"sampling must be True or False. Received: sampling={self.sampling!r}"
+            )
+        _check_sampling_filters(self.temperature, self.top_k, self.top_p)
+        check_int("seed", self.seed, minimum=0, allow_none=True)
         if self.sampling:
             if self.beam_size != 1:
                 raise ValueError(
@@ -163,4 +168,95 @@ def _check_names(values):
     if unknown:
         raise ValueError(
             f"Unknown decode option(s) {unknown}. Valid options: {sorted(known)}"
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchRequest:
+    """The static part of a `generate` call: Python values that shape its graph.
+
+    A frozen, hashable dataclass rather than a `DecodeOptions`: a compiled
+    search is kept per request, so the request holds only what the graph
+    depends on. `DecodeOptions` also holds alpha, min_length and the seed,
+    which a compiled search takes as tensors (a new value must not recompile),
+    and the source lengths, which `generate` does not use; it has no way to
+    ask for beam search with one beam or for uncached decoding.
+
+    Args:
+        search: "beam", "greedy" (needs ``beam_size=1``), "sample" (needs
+            ``beam_size=1``) or "auto" (greedy for ``beam_size=1``, beam
+            otherwise). Defaults to "auto".
+        beam_size: int >= 1. Defaults to 4.
+        num_return: int >= 1. Hypotheses per sentence (beam search: at most
+            ``beam_size``; sampling: independent samples). Defaults to 1.
+        temperature, top_k, top_p: sampling filters, as in `DecodeOptions`.
+        use_cache: bool. Incremental decoding with key/value caches (True)
+            or the decoder re-run on the whole prefix every step (False).
+        cache_growth: int >= 1 or None. The cached searches start with a
+            key/value buffer of this many positions and grow it in stages
+            (`search.cache_lengths`); None: one buffer of the output
+            length from the start. Defaults to 16.
+        python_loop: bool. A Python loop instead of `keras.ops.while_loop`.
+        decode_fn, prefix_multiple: uncached decoding only, see
+            `cache.uncached_tokens_to_logits`.
+    """
+
+    search: str = "auto"
+    beam_size: int = 4
+    num_return: int = 1
+    temperature: float = 1.0
+    top_k: int = None
+    top_p: float = 1.0
+    use_cache: bool = True
+    cache_growth: int = 16
+    python_loop: bool = False
+    decode_fn: object = None
+    prefix_multiple: int = None
+
+    def __post_init__(self):
+        check_choice("search", self.search, SEARCHES)
+        check_int("beam_size", self.beam_size)
+        check_int("num_return", self.num_return)
+        if self.search in ("greedy", "sample") and self.beam_size != 1:
+            raise ValueError(
+                f"{self.search.capitalize()} search has no beams. "
+                f"Received: beam_size={self.beam_size}"
+            )
+        _check_sampling_filters(self.temperature, self.top_k, self.top_p)
+        check_int("cache_growth", self.cache_growth, allow_none=True)
+        check_int("prefix_multiple", self.prefix_multiple, allow_none=True)
+
+    @property
+    def kind(self):
+        """The search that runs: "sample", "greedy" or "beam" ("auto" resolved)."""
+        if self.search == "auto":
+            return "greedy" if self.beam_size == 1 else "beam"
+        return self.search
+
+
+@dataclasses.dataclass(frozen=True)
+class StaticDecode(SearchRequest):
+    """A `SearchRequest` plus the lengths that `sources.prepare_sources`
+    uses: everything static about decoding raw source ids
+    (`generate.decode_token_ids`, one compiled function each)."""
+
+    max_source_length: int = 256
+    max_extra_length: int = 50
+    max_positions: int = None
+
+    @classmethod
+    def from_options(cls, options, max_positions=None, **request):
+        """The static part of ``options`` (a `DecodeOptions`); ``request``
+        sets the other `SearchRequest` fields (``use_cache``, ...)."""
+        return cls(
+            search=options.search,
+            beam_size=options.beam_size,
+            num_return=options.num_return,
+            temperature=float(options.temperature),
+            top_k=options.top_k,
+            top_p=float(options.top_p),
+            max_source_length=options.max_source_length,
+            max_extra_length=options.max_extra_length,
+            max_positions=max_positions,
+            **request,
         )

@@ -47,11 +47,11 @@ Conventions shared by both searches:
 
 import contextlib
 import contextvars
-import numbers
 
 from keras import ops, tree
 
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from keras_transformer.utils.validation import check_int
 
 # Log-probability of forbidden tokens and empty hypothesis slots. Finite, so
 # that sums and differences never produce NaN.
@@ -74,7 +74,7 @@ def length_penalty(length, alpha):
 
 
 # A function that compiles a loop body, set by `compiled_loop_bodies` (the
-# torch backend with ``jit_compile``, see `keras_transformer.decoding.compile`).
+# torch backend with ``jit_compile``, see `backends.compile_for_backend`).
 _loop_body_compiler = contextvars.ContextVar("loop_body_compiler", default=None)
 
 
@@ -121,8 +121,9 @@ def cache_lengths(max_length, first=16):
     and double it while the longest hypothesis still needs room (and while
     the next doubling is at most half of ``max_length``; after that it jumps
     to ``max_length``). Each length is a separate compiled loop (more
-    compilation, once per shape); Multi30k beam search is 1.5x faster for
-    it on CPU (`benchmarks/decode_speed.py`).
+    compilation, once per shape) in exchange for cheaper steps while the
+    outputs are short (measurements: `benchmarks/README.md`,
+    `benchmarks/decode_speed.py`).
 
     ``max_length`` may be a scalar tensor (a TensorFlow graph serving every
     buffer length); the stages are then ``min(first, L)``, ``min(2 * first,
@@ -166,15 +167,10 @@ def _staged_while_loop(cond, body, state, python_loop, grow_cache, lengths):
 
 
 def _check_search_arguments(max_length, beam_size=1, num_return=1):
-    checks = [("beam_size", beam_size), ("num_return", num_return)]
+    check_int("beam_size", beam_size)
+    check_int("num_return", num_return)
     if not ops.is_tensor(max_length):  # a dynamic length in TF graphs
-        checks.append(("max_length", max_length))
-    for name, value in checks:
-        integral = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-        if not integral or value < 1:
-            raise ValueError(
-                f"{name} must be a positive int. Received: {name}={value!r}"
-            )
+        check_int("max_length", max_length)
     if num_return > beam_size:
         raise ValueError(
             "num_return cannot exceed beam_size. Received: "
@@ -453,9 +449,9 @@ def blocked_top_k(x, n):
     largest maxima (a block whose maximum is not among those ``n`` has ``n``
     larger entries elsewhere), so a top-k over the block maxima, then one
     over those ``n`` blocks' entries, gives the result. A max-reduction
-    replaces most of a full top-k: on a JAX CPU, where top-k is a sorting
-    custom call, ``(32, 4, 8000)`` to ``n=8`` takes 0.35 ms against 1.26 ms
-    (``benchmarks/decode_kernels.py``). Falls back to
+    replaces most of a full top-k, which is a sorting custom call on a JAX
+    CPU (measurements: ``benchmarks/decode_kernels.py``,
+    `benchmarks/README.md`). Falls back to
     ``ops.top_k`` when no block length divides the axis (no padding, so
     every index is a real one). Returns ``(values, int32 indices)``; among
     equal entries another one than ``ops.top_k``'s may come out.
@@ -482,8 +478,9 @@ def _top_candidates(candidates, n, vocabulary_size):
 
     Two exact stages when the vocabulary allows: each beam's ``n`` best
     (`blocked_top_k`), then the ``n`` best of those ``k * n`` (the overall
-    best ``n`` are among them). One top-k over ``k * vocab`` per element was
-    12% of a JAX step on CPU; the blocked first stage cuts most of it.
+    best ``n`` are among them). One top-k over ``k * vocab`` per element
+    is a sizeable part of a JAX step on CPU; the blocked first stage
+    replaces most of it.
     Equal candidates may come out in another order where a backend's top-k
     is not stable.
     """

@@ -22,10 +22,10 @@ translates as before, and only the keras-hub methods (trained presets,
 ``save_to_preset``, ``enable_lora``) raise an ImportError saying so.
 """
 
-import os
 
 import keras
 
+from keras_transformer.models.transformer.transformer_loader import load_run_model
 from keras_transformer.models.transformer.transformer_presets import (
     PRESETS as ARCHITECTURE_PRESETS,
 )
@@ -48,8 +48,6 @@ from keras_transformer.models.transformer import (
 from keras_transformer.models.transformer.transformer_presets import (
     list_presets,
 )
-from keras_transformer.utils.file_io import load_model
-from keras_transformer.utils.run_files import MODEL_FILENAME
 
 # The attention projections LoRA adapts (keras-hub's defaults are "query"
 # and "value"; ours are fused: "qkv" in self-attention, "query" and
@@ -110,17 +108,7 @@ class TransformerBackbone(_Base):
 
         directory = preset_lib.resolve_trained_preset(preset)
         if preset_lib.is_run_directory(directory):
-
-            preset_lib.check_run_directory(directory)
-            model = load_model(os.path.join(directory, MODEL_FILENAME), compile=False)
-            if not isinstance(model, cls):
-                raise ValueError(
-                    f"{os.path.join(directory, MODEL_FILENAME)!r} holds a "
-                    f"{type(model).__name__}, not a {cls.__name__}."
-                )
-            if kwargs or not load_weights:
-                model = cls.from_config({**model.get_config(), **kwargs})
-            return model
+            return load_run_model(directory, cls, load_weights, **kwargs)
         preset_lib.check_preset_directory(directory, require_tokenizer=False)
         return super().from_preset(directory, load_weights=load_weights, **kwargs)
 

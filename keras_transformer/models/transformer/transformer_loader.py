@@ -1,26 +1,36 @@
 """The one loader of a trained model directory: a run directory of
 ``keras-transformer train`` or a keras-hub preset (``save_to_preset``).
 
-`find_trained_model` says where the model and its vocabulary are
-(`TrainedModelFiles`); `Translator.from_directory`, the keras-hub classes'
-``from_preset``, the command line and both exports load through it.
+`find_trained_model` says where the model, its vocabulary and its decoding
+settings are (`TrainedModelFiles`), and loads each of them;
+`Translator.from_directory`, the keras-hub classes' ``from_preset``, the
+command line and both exports load through it. Models are deserialized by
+their registered Keras names, so this module imports no model class.
 """
 
 import os
 
-from keras_transformer.models.transformer.transformer import Transformer
-from keras_transformer.models.transformer.transformer_tokenizer import (
-    SubwordTokenizer,
+from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
+from keras_transformer.models.transformer.transformer_presets import (
+    check_preset_directory,
+    check_run_directory,
 )
-from keras_transformer.utils.file_io import load_model
+from keras_transformer.utils.file_io import load_model, read_json
 from keras_transformer.utils.run_files import (
+    CONFIG_FILENAME,
     MODEL_FILENAME,
     PRESET_CONFIG_FILENAME,
     PRESET_VOCABULARY_PATH,
     RUN_PRESET_DIRNAME,
+    TASK_CONFIG_FILE,
     VOCABULARY_FILENAME,
     is_preset_directory,
 )
+
+try:
+    from keras_hub.models import Backbone
+except ImportError:  # pragma: no cover - keras-hub presets need keras-hub.
+    Backbone = None
 
 
 class TrainedModelFiles:
@@ -46,13 +56,55 @@ class TrainedModelFiles:
         """The `Transformer`, its errors naming the file."""
         if self.kind == "run":
             return load_model(os.path.join(self.directory, MODEL_FILENAME), compile=compile)
-
-        return Transformer.from_preset(self.directory)
+        check_preset_directory(self.directory, require_tokenizer=False)
+        return Backbone.from_preset(self.directory)
 
     def load_tokenizer(self):
         """The `SubwordTokenizer` of ``vocabulary_path``."""
-
         return SubwordTokenizer.load(self.vocabulary_path)
+
+    def decoding_defaults(self):
+        """The decoding settings saved with the model: a run's ``config.json``
+        (``beam_size``, ``alpha``, ``max_extra_length``, and ``max_length``)
+        or a preset's ``task.json`` (the task's ``decode_options``); unset
+        values are left out."""
+        if self.kind == "run":
+            path = os.path.join(self.directory, CONFIG_FILENAME)
+            if not os.path.isfile(path):
+                return {}
+            config = read_json(path, "run config")
+            keys = ("beam_size", "alpha", "max_extra_length", "max_length")
+            return {key: config[key] for key in keys if config.get(key) is not None}
+        path = os.path.join(self.directory, TASK_CONFIG_FILE)
+        if not os.path.isfile(path):
+            return {}
+        task = read_json(path, "preset file")
+        config = task.get("config", {}) if isinstance(task, dict) else None
+        if not isinstance(config, dict):
+            raise ValueError(f"The preset file {path!r} holds no task config (a JSON object).")
+        settings = dict(config.get("decode_options") or {})
+        keys = ("beam_size", "alpha", "max_extra_length")
+        settings.update({key: config[key] for key in keys if key in config})
+        return settings
+
+
+def load_run_model(directory, cls, load_weights=True, **overrides):
+    """The model of a run directory (``model.keras``) as an instance of
+    ``cls``; with ``overrides`` or ``load_weights=False``, rebuilt from its
+    config with the overrides and fresh weights.
+
+    Raises:
+        ValueError: naming the file, when the directory lacks the model or
+            the vocabulary, or holds another class of model.
+    """
+    check_run_directory(directory)
+    path = os.path.join(directory, MODEL_FILENAME)
+    model = load_model(path, compile=False)
+    if not isinstance(model, cls):
+        raise ValueError(f"{path!r} holds a {type(model).__name__}, not a {cls.__name__}.")
+    if overrides or not load_weights:
+        model = cls.from_config({**model.get_config(), **overrides})
+    return model
 
 
 def locate_trained_model(directory):

@@ -9,6 +9,10 @@ from keras_hub.models import Seq2SeqLM
 from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.models.transformer import transformer_presets as preset_lib
 from keras_transformer.models.transformer.transformer import Transformer
+from keras_transformer.models.transformer.transformer_loader import (
+    find_trained_model,
+    load_run_model,
+)
 from keras_transformer.models.transformer.transformer_seq_2_seq_lm_preprocessor import (
     TransformerSeq2SeqLMPreprocessor,
 )
@@ -20,13 +24,8 @@ from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 from keras_transformer.objectives.metrics import MaskedTokenAccuracy
 from keras_transformer.objectives.schedules import transformer_optimizer
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
-from keras_transformer.utils.file_io import load_model, read_json
+from keras_transformer.utils.file_io import read_json
 from keras_transformer.utils.private_apis import compile_task_without_sampler
-from keras_transformer.utils.run_files import (
-    CONFIG_FILENAME,
-    MODEL_FILENAME,
-    VOCABULARY_FILENAME,
-)
 
 SEARCHES = ("beam", "greedy")
 _DECODE_FIELDS = tuple(field.name for field in dataclasses.fields(DecodeOptions))
@@ -398,28 +397,14 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
     @classmethod
     def _from_run_directory(cls, directory, load_weights=True, **kwargs):
 
-        preset_lib.check_run_directory(directory)
-        model_path = os.path.join(directory, MODEL_FILENAME)
-        vocabulary_path = os.path.join(directory, VOCABULARY_FILENAME)
+        files = find_trained_model(directory)
         backbone = kwargs.pop("backbone", None)
         if backbone is None:
-            backbone = load_model(model_path, compile=False)
-            if not isinstance(backbone, Transformer):
-                raise ValueError(
-                    f"{model_path!r} holds a {type(backbone).__name__}, not a "
-                    "keras_transformer Transformer."
-                )
-            if not load_weights:
-                backbone = Transformer.from_config(backbone.get_config())
-        settings = {}
-        config_path = os.path.join(directory, CONFIG_FILENAME)
-        if os.path.isfile(config_path):
-            run_config = read_json(config_path, "preset file")
-            for key in ("beam_size", "alpha", "max_extra_length"):
-                if run_config.get(key) is not None:
-                    settings[key] = run_config[key]
-            if run_config.get("max_length"):
-                settings["sequence_length"] = int(run_config["max_length"])
+            backbone = load_run_model(directory, Transformer, load_weights)
+        settings = files.decoding_defaults()
+        if settings.get("max_length"):
+            settings["sequence_length"] = int(settings.pop("max_length"))
+        vocabulary_path = files.vocabulary_path
         preprocessor = kwargs.pop("preprocessor", None)
         if preprocessor is None:
             preset_lib.check_vocabulary_file(vocabulary_path, backbone.get_config())

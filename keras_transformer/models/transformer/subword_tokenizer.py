@@ -1,0 +1,354 @@
+"""`SubwordTokenizer`: the shared SentencePiece vocabulary of source and target.
+
+It learns the vocabulary (BPE, with the reserved ids 0-3 of
+`keras_transformer.special_tokens`) and tokenizes in Python and inside
+TensorFlow graphs (the data pipeline, the SavedModel). `TransformerTokenizer`
+is the same model file as a keras-hub tokenizer.
+"""
+
+import io
+import os
+import re
+
+import sentencepiece as spm
+import tensorflow as tf
+
+from keras_transformer.special_tokens import (
+    BOS_ID,
+    BOS_PIECE,
+    EOS_ID,
+    EOS_PIECE,
+    PAD_ID,
+    PAD_PIECE,
+    RESERVED_PIECES,
+    UNK_ID,
+    UNK_PIECE,
+    check_reserved_pieces,
+)
+from keras_transformer.utils.private_apis import (
+    make_tf_sentencepiece_tokenizer,
+)
+from keras_transformer.utils.run_files import VOCABULARY_FILENAME
+
+_TOO_SMALL = re.compile(r"smaller than required_chars\. (\d+) vs (\d+)")
+
+
+_TOO_LARGE = re.compile(r"Vocabulary size too high \((\d+)\).*<= (\d+)")
+
+
+class SubwordTokenizer(tf.Module):
+    """A shared SentencePiece subword vocabulary with graph-safe ops.
+
+    The tokenizer is a ``tf.Module``: assign it as an attribute of the module
+    you export and its SentencePiece resource is saved with the SavedModel.
+    Ids 0-3 are reserved (see ``keras_transformer.special_tokens``):
+    ``<pad>``=0, ``<unk>``=1, ``<s>``=2 (BOS), ``</s>``=3 (EOS). ``tokenize``
+    never adds BOS or EOS; the input pipeline adds them.
+
+    Tokenization uses ``tensorflow_text.SentencepieceTokenizer``, not
+    ``FastSentencepieceTokenizer``: the fast one converts the model to its own
+    format and segments BPE models differently from SentencePiece itself.
+
+    Args:
+        proto: bytes. A serialized SentencePiece ``ModelProto``.
+        name: str. Module name. Defaults to ``"subword_tokenizer"``.
+
+    Example:
+
+    ```python
+    import itertools
+    tokenizer = SubwordTokenizer.train(
+        itertools.chain(source_sentences, target_sentences),
+        vocabulary_size=8000,
+    )
+    ids = tokenizer.tokenize(tf.constant(["Two dogs play."]))  # ragged int32
+    tokenizer.detokenize(ids)  # [b"Two dogs play."]
+    tokenizer.save("runs/vocab")  # writes runs/vocab/vocab.spm
+    ```
+    """
+
+    def __init__(self, proto, name="subword_tokenizer"):
+        super().__init__(name=name)
+        if not isinstance(proto, (bytes, bytearray)):
+            raise TypeError(
+                "SubwordTokenizer expects the serialized SentencePiece model "
+                f"as bytes. Received: {type(proto).__name__}"
+            )
+        self._proto = bytes(proto)
+        self._processor = spm.SentencePieceProcessor()
+        try:
+            self._processor.LoadFromSerializedProto(self._proto)
+        except (RuntimeError, OSError) as error:
+            raise ValueError(
+                "The bytes are not a valid SentencePiece model proto "
+                f"({len(self._proto)} bytes): {error}"
+            ) from error
+        _check_reserved_ids(self._processor)
+        # The resource is created eagerly even when the tokenizer is built
+        # inside a tf.function, so tf.data maps and exported functions can
+        # capture it.
+        with tf.init_scope():
+            self._tf_tokenizer = make_tf_sentencepiece_tokenizer(self._proto)
+
+    # ------------------------------------------------------------------
+    # Construction and persistence.
+
+    @classmethod
+    def train(
+        cls,
+        sentences,
+        vocabulary_size,
+        model_type="bpe",
+        character_coverage=1.0,
+        input_sentence_size=2_000_000,
+        shuffle_input_sentence=True,
+        normalization_rule_name="nmt_nfkc",
+        seed=0,
+        num_threads=None,
+        verbose=False,
+    ):
+        """Train a SentencePiece model in memory.
+
+        Args:
+            sentences: iterable of str. Training text; for a shared
+                vocabulary pass source and target sentences together
+                (``itertools.chain(src, tgt)``). Empty strings are skipped.
+            vocabulary_size: int. Number of pieces, including the 4 reserved.
+            model_type: str. ``"bpe"`` (the paper) or ``"unigram"``.
+                Defaults to ``"bpe"``.
+            character_coverage: float. Fraction of characters covered by the
+                vocabulary. Defaults to ``1.0``.
+            input_sentence_size: int. At most this many sentences are used
+                (sampled when ``shuffle_input_sentence``). Defaults to
+                ``2_000_000``.
+            shuffle_input_sentence: bool. Sample sentences at random when the
+                corpus is larger than ``input_sentence_size``. Defaults to
+                ``True``.
+            normalization_rule_name: str. SentencePiece normalization.
+                Defaults to ``"nmt_nfkc"``.
+            seed: int. Seed of SentencePiece's sampler. Defaults to ``0``.
+            num_threads: int. Training threads. Defaults to the CPU count.
+            verbose: bool. Show SentencePiece's training log. Defaults to
+                ``False``.
+
+        Returns:
+            A `SubwordTokenizer`.
+
+        Example:
+
+        ```python
+        tokenizer = SubwordTokenizer.train(["a b c", "a c"] * 50, 16)
+        ```
+        """
+        if not isinstance(vocabulary_size, int) or vocabulary_size <= 4:
+            raise ValueError(
+                "vocabulary_size must be an int greater than the 4 reserved "
+                f"pieces. Received: vocabulary_size={vocabulary_size!r}"
+            )
+        if model_type not in ("bpe", "unigram"):
+            raise ValueError(
+                "model_type must be 'bpe' or 'unigram'. "
+                f"Received: model_type={model_type!r}"
+            )
+        if seed is not None:
+            spm.set_random_generator_seed(seed)
+        num_sentences = [0]
+
+        def non_empty():
+            for sentence in sentences:
+                if sentence:
+                    num_sentences[0] += 1
+                    yield sentence
+
+        model = io.BytesIO()
+        try:
+            spm.SentencePieceTrainer.train(
+                sentence_iterator=non_empty(),
+                model_writer=model,
+                vocab_size=vocabulary_size,
+                model_type=model_type,
+                character_coverage=character_coverage,
+                input_sentence_size=input_sentence_size,
+                shuffle_input_sentence=shuffle_input_sentence,
+                normalization_rule_name=normalization_rule_name,
+                pad_id=PAD_ID,
+                unk_id=UNK_ID,
+                bos_id=BOS_ID,
+                eos_id=EOS_ID,
+                pad_piece=PAD_PIECE,
+                unk_piece=UNK_PIECE,
+                bos_piece=BOS_PIECE,
+                eos_piece=EOS_PIECE,
+                num_threads=num_threads or os.cpu_count() or 1,
+                minloglevel=0 if verbose else 2,
+            )
+        except RuntimeError as error:
+            raise _training_error(error, vocabulary_size, num_sentences[0])
+        return cls(model.getvalue())
+
+    @classmethod
+    def from_proto(cls, proto):
+        """Build a tokenizer from a serialized SentencePiece model (bytes)."""
+        return cls(proto)
+
+    def save(self, directory):
+        """Write the model proto to ``directory/vocab.spm``; returns the path."""
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, VOCABULARY_FILENAME)
+        with open(path, "wb") as f:
+            f.write(self._proto)
+        return path
+
+    @classmethod
+    def load(cls, directory):
+        """Load a tokenizer saved by `save`.
+
+        Args:
+            directory: str. The directory given to `save`, or the path of the
+                ``vocab.spm`` file itself.
+
+        Returns:
+            A `SubwordTokenizer`.
+        """
+        path = directory
+        if os.path.isdir(directory):
+            path = os.path.join(directory, VOCABULARY_FILENAME)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(
+                f"No SentencePiece model at {path!r} (expected the "
+                f"{VOCABULARY_FILENAME} written by SubwordTokenizer.save)."
+            )
+        try:
+            with open(path, "rb") as f:
+                proto = f.read()
+        except OSError as error:
+            raise ValueError(f"Cannot read {path!r}: {error}") from error
+        try:
+            return cls(proto)
+        except ValueError as error:
+            raise ValueError(f"Cannot load {path!r}: {error}") from error
+
+    # ------------------------------------------------------------------
+    # Properties.
+
+    @property
+    def proto(self):
+        """The serialized SentencePiece model (bytes)."""
+        return self._proto
+
+    @property
+    def vocabulary_size(self):
+        """Number of pieces, reserved ids included."""
+        return self._processor.get_piece_size()
+
+    def id_to_piece(self, ids):
+        """The pieces (str) of a list of ids, for display."""
+        return [self._processor.id_to_piece(int(i)) for i in ids]
+
+    # ------------------------------------------------------------------
+    # Graph-safe ops.
+
+    def tokenize(self, strings):
+        """Token ids of strings, without BOS or EOS.
+
+        Args:
+            strings: string tensor (or list of str) of rank 0 or 1.
+
+        Returns:
+            For rank 1 a ``tf.RaggedTensor`` of int32 ``(batch, None)``; for a
+            scalar string a 1-D int32 tensor.
+        """
+        strings = tf.convert_to_tensor(strings, dtype=tf.string)
+        return self._tf_tokenizer.tokenize(strings)
+
+    def detokenize(self, ids):
+        """Text of id sequences, cut at the first EOS, ignoring PAD and BOS.
+
+        Unknown pieces render as SentencePiece renders them (`` ⁇ ``).
+
+        Args:
+            ids: int tensor or ``tf.RaggedTensor`` of rank 1 or 2, e.g. padded
+                decoder output ``(batch, length)``.
+
+        Returns:
+            A string tensor of rank ``rank(ids) - 1``.
+        """
+        if not isinstance(ids, tf.RaggedTensor):
+            ids = tf.convert_to_tensor(ids)
+        rank = ids.shape.rank
+        if rank not in (1, 2):
+            raise ValueError(
+                f"detokenize expects ids of rank 1 or 2. Received rank {rank}."
+            )
+        if rank == 1:
+            ids = ids[tf.newaxis]
+        if isinstance(ids, tf.RaggedTensor):
+            ids = ids.to_tensor(default_value=PAD_ID)
+        ids = tf.cast(ids, tf.int32)
+        # Everything from the first EOS on is dropped, then PAD and BOS.
+        before_eos = tf.equal(
+            tf.cumsum(tf.cast(tf.equal(ids, EOS_ID), tf.int32), axis=-1), 0
+        )
+        keep = before_eos & tf.not_equal(ids, PAD_ID) & tf.not_equal(ids, BOS_ID)
+        text = self._tf_tokenizer.detokenize(tf.ragged.boolean_mask(ids, keep))
+        return text[0] if rank == 1 else text
+
+    # ------------------------------------------------------------------
+    # Python conveniences.
+
+    def encode(self, sentences):
+        """Token ids (list of list of int) of a list of str; no BOS/EOS."""
+        if isinstance(sentences, str):
+            raise TypeError("encode expects a list of str, not a single str.")
+        return self._processor.encode(list(sentences), out_type=int)
+
+    def decode(self, ids):
+        """Text of id sequences (list of str).
+
+        Each sequence is cut at its first EOS; PAD and BOS are dropped.
+
+        Args:
+            ids: list of sequences of int (lists or numpy rows).
+        """
+        texts = []
+        for sequence in ids:
+            kept = []
+            for token in sequence:
+                token = int(token)
+                if token == EOS_ID:
+                    break
+                if token not in (PAD_ID, BOS_ID):
+                    kept.append(token)
+            texts.append(self._processor.decode(kept))
+        return texts
+
+
+def _check_reserved_ids(processor):
+    size = processor.get_piece_size()
+    check_reserved_pieces(
+        [processor.id_to_piece(i) for i in range(min(size, len(RESERVED_PIECES)))],
+        source="The SentencePiece model",
+    )
+
+
+def _training_error(error, vocabulary_size, num_sentences):
+    message = str(error)
+    if num_sentences == 0:
+        return ValueError("Cannot train a vocabulary: no non-empty sentences.")
+    too_small = _TOO_SMALL.search(message)
+    if too_small:
+        return ValueError(
+            f"vocabulary_size={vocabulary_size} is too small for this corpus: "
+            f"its {int(too_small.group(2)) - 4} characters plus the 4 reserved "
+            f"pieces need at least {too_small.group(2)}. Increase "
+            "vocabulary_size or lower character_coverage."
+        )
+    too_large = _TOO_LARGE.search(message)
+    if too_large:
+        return ValueError(
+            f"vocabulary_size={vocabulary_size} is too large for this corpus "
+            f"({num_sentences} sentences): SentencePiece can build at most "
+            f"{too_large.group(2)} pieces from it. Use a smaller "
+            "vocabulary_size or more text."
+        )
+    return ValueError(f"SentencePiece training failed: {message}")

@@ -1,0 +1,94 @@
+"""Files written by keras_transformer 0.1.0 load and give the same numbers.
+
+The fixtures were saved by the version before the package's modules moved
+(their configs name modules such as ``keras_transformer.model`` and
+``keras_transformer.hub.tokenizer``); Keras finds the classes by their
+registered names, which must never change (``transformer_keras_model.keras``,
+an older `Transformer` file, is checked in test_hub.py):
+
+* ``run_directory_0_1_0/``: a run directory of ``keras-transformer train``
+  (``model.keras``, ``vocab.spm``, ``config.json``, ``results.json``);
+* ``numbers_preset/``: a keras-hub preset of the task (``save_to_preset``).
+"""
+
+import importlib
+import json
+import os
+
+import keras
+import numpy as np
+import pytest
+
+import keras_transformer as kt
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+RUN_DIRECTORY = os.path.join(FIXTURES, "run_directory_0_1_0")
+INPUTS = {
+    "encoder_token_ids": np.array([[2, 10, 20, 30, 3, 0, 0], [2, 40, 3, 0, 0, 0, 0]], "int32"),
+    "decoder_token_ids": np.array([[2, 11, 12, 13], [2, 50, 60, 0]], "int32"),
+}
+REGISTERED_NAMES = (
+    "keras_transformer>Transformer",
+    "keras_transformer>TransformerSeq2SeqLM",
+    "keras_transformer>TransformerSeq2SeqLMPreprocessor",
+    "keras_transformer>TransformerTokenizer",
+    "keras_transformer>LabelSmoothedCrossEntropy",
+    "keras_transformer>MaskedTokenAccuracy",
+    "keras_transformer>TransformerSchedule",
+)
+
+
+def _logits(model):
+    return keras.ops.convert_to_numpy(model(INPUTS, training=False))
+
+
+def test_registered_names_are_stable():
+    for name in REGISTERED_NAMES:
+        assert keras.saving.get_registered_object(name) is not None, name
+
+
+def test_run_directory_model_loads_with_the_same_logits():
+    expected = np.load(os.path.join(FIXTURES, "run_directory_0_1_0_logits.npy"))
+    model = keras.saving.load_model(
+        os.path.join(RUN_DIRECTORY, "model.keras"), compile=True, safe_mode=True
+    )
+    assert isinstance(model, kt.Transformer)
+    np.testing.assert_allclose(_logits(model), expected, atol=1e-4)
+    # The same file through the package's loaders.
+    np.testing.assert_allclose(
+        _logits(kt.Translator.from_directory(RUN_DIRECTORY).model), expected, atol=1e-4
+    )
+    np.testing.assert_allclose(
+        _logits(kt.Transformer.from_preset(RUN_DIRECTORY)), expected, atol=1e-4
+    )
+
+
+def test_run_directory_translates_as_before():
+    with open(os.path.join(FIXTURES, "run_directory_0_1_0_translations.json"), encoding="utf-8") as f:
+        recorded = json.load(f)
+    translator = kt.Translator.from_directory(RUN_DIRECTORY)
+    translations = translator.translate(recorded["inputs"], beam_size=recorded["beam_size"])
+    assert translations == recorded["translations"]
+
+
+def test_run_directory_loads_as_a_keras_hub_task():
+    task = kt.TransformerSeq2SeqLM.from_preset(RUN_DIRECTORY)
+    assert task.backbone.num_layers == 1 and task.backbone.d_model == 32
+    with open(os.path.join(RUN_DIRECTORY, "config.json"), encoding="utf-8") as f:
+        config = json.load(f)
+    assert task.beam_size == config["beam_size"]
+
+
+def test_preset_written_before_loads():
+    preset = os.path.join(FIXTURES, "numbers_preset")
+    task = kt.TransformerSeq2SeqLM.from_preset(preset)
+    assert task.generate("twenty-one") == "einundzwanzig"
+    assert kt.Translator.from_directory(preset).translate(["twenty-one"]) == ["einundzwanzig"]
+
+
+@pytest.mark.parametrize("old_path", ["keras_transformer.model", "keras_transformer.hub"])
+def test_old_deep_import_paths_are_gone(old_path):
+    """The CHANGELOG lists the old deep paths as removed; the public names
+    moved to `keras_transformer` itself."""
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old_path)
