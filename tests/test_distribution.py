@@ -34,7 +34,7 @@ WORKER = textwrap.dedent(
         )
     import keras, numpy as np
     import keras_transformer as kt
-    from keras_transformer.distribution import distribution_scope
+    from keras_transformer.training.distribution import distribution_scope
 
     rng = np.random.default_rng(0)
     n, length, vocab = 16, 6, 40
@@ -169,7 +169,7 @@ PIPELINE_WORKER = textwrap.dedent(
     import numpy as np, keras, tensorflow as tf
     import keras_transformer as kt
     from keras_transformer.data import make_dataset
-    from keras_transformer.distribution import distribution_scope, pipeline_options_for
+    from keras_transformer.training.distribution import distribution_scope, pipeline_options_for
 
     class NumberTokenizer:
         vocabulary_size = 40

@@ -1,14 +1,16 @@
 """The ``keras-transformer`` command (also ``python -m keras_transformer``).
 
-Thin on purpose: it parses arguments, selects the Keras backend, and calls
-library functions (`keras_transformer.training`, `Translator`,
-`keras_transformer.checkpoints`, `keras_transformer.export`).
+Thin on purpose: it parses arguments (`keras_transformer.cli.parser`),
+selects the Keras backend, and runs a subcommand
+(`keras_transformer.cli.commands`), which calls the library.
 
 The backend comes from ``--backend``, else the training config's
-``backend`` key, else ``KERAS_BACKEND``. Keras reads it once, when it is first
-imported; when the requested backend differs from the one this process
-already loaded, the command runs itself again in a fresh process with
-``KERAS_BACKEND`` set.
+``backend`` key, else ``KERAS_BACKEND``. Keras reads it once, when it is
+first imported, and importing this module imports the package and Keras
+(on ``KERAS_BACKEND``'s backend); when the requested backend differs, the
+command runs itself again with ``KERAS_BACKEND`` set (replacing the process
+with ``os.execve``; one more interpreter start). Setting ``KERAS_BACKEND``
+instead of ``--backend`` avoids that start.
 
 Every failure ends in one line, ``keras-transformer <command>: error: ...``
 naming the file or argument at fault, and a non-zero exit code (2 for bad
@@ -41,13 +43,7 @@ def _ensure_backend(backend, argv, replace_process):
     process (``os.execve``); otherwise (``main(argv)`` called from Python) it
     runs as a child process.
     """
-    if backend is None:
-        return None
-    if "keras" not in sys.modules:
-        os.environ["KERAS_BACKEND"] = backend
-        return None
-
-    if keras.config.backend() == backend:
+    if backend is None or keras.config.backend() == backend:
         return None
     if os.environ.get(_REEXEC_MARKER):
         raise RuntimeError(

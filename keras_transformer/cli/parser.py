@@ -1,8 +1,11 @@
-"""The ``keras-transformer`` argument parser: one subparser per command.
+"""The ``keras-transformer`` argument parser, made from data.
 
-The ``train`` flags are generated from `TrainConfig`'s field metadata (its
-``doc`` and ``flags``), so that the parser, the config files and the
-reference in ``docs/training.md`` cannot disagree.
+`COMMANDS` lists the subcommands, each with its help, description, example
+and flags (``(names, add_argument options)`` pairs); `build_parser` turns
+the table into an `argparse` parser. The ``train`` flags are generated from
+`TrainConfig`'s field metadata (its ``doc``, ``flags`` and ``metavar``), so
+that the parser, config files and the reference in ``docs/training.md``
+cannot disagree.
 """
 
 import argparse
@@ -58,6 +61,234 @@ def _non_negative_float(text):
     return value
 
 
+def _flag(*names, **options):
+    """One ``add_argument`` call, as data: ``(names, options)``."""
+    return names, options
+
+
+# Flags several subcommands share.
+MODEL_DIR = _flag(
+    "--model-dir", required=True, metavar="DIR",
+    help="a trained model: a run directory (model.keras + vocab.spm, a "
+    "train --output-dir) or a preset written by save_to_preset",
+)
+BEAM_SIZE = _flag(
+    "--beam-size", type=_positive_int, metavar="N",
+    help="beam size (default: the run's, else 4)",
+)
+ALPHA = _flag(
+    "--alpha", type=_non_negative_float, metavar="X",
+    help="length penalty (default: the run's, else 0.6)",
+)
+MAX_EXTRA_LENGTH = _flag(
+    "--max-extra-length", type=_positive_int, metavar="N",
+    help="output length limit = source length + N (default: the run's, else 50)",
+)
+BATCH_SIZE = _flag(
+    "--batch-size", type=_positive_int, metavar="N", help="sentences per batch (default: 32)"
+)
+DECODING = (BEAM_SIZE, ALPHA, MAX_EXTRA_LENGTH, BATCH_SIZE)
+SEARCH = (
+    _flag("--min-length", type=int, metavar="N",
+          help="EOS is forbidden before N output tokens (default: 0)"),
+    _flag("--sampling", action="store_true",
+          help="draw tokens from the model's distribution (needs --beam-size 1)"),
+    _flag("--temperature", type=float, metavar="X", help="sampling temperature > 0"),
+    _flag("--top-k", type=int, metavar="K", help="sample among the K most probable tokens"),
+    _flag("--top-p", type=float, metavar="P",
+          help="sample from the smallest set of tokens with probability >= P (nucleus)"),
+    _flag("--seed", type=int, metavar="N", help="sampling seed (same seed, same samples)"),
+)
+QUANTIZE = _flag(
+    "--quantize", choices=("int8",),
+    help="quantize the model's kernels to int8 (Keras' Model.quantize)",
+)
+OUTPUT = _flag("--output", default="-", metavar="FILE", help="output file; '-' is stdout")
+MAX_SOURCE_LENGTH = _flag(
+    "--max-source-length", type=_positive_int, default=256, metavar="N",
+    help="longest source in tokens, EOS included (default: 256)",
+)
+
+
+def _train_flags():
+    return (
+        _flag("--config", metavar="FILE", help="YAML or JSON training config"),
+        *_config_flags(),
+        _flag("--overwrite", action="store_true",
+              help="when --output-dir holds a finished run, another run or other "
+              "files, move it aside to DIR.old-<timestamp> and start afresh "
+              "(default: refuse)"),
+        _flag("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+              help="override any config key (YAML value); model_overrides.KEY=VALUE "
+              "sets a model argument. Repeatable."),
+    )
+
+
+def _translate_flags():
+    return (
+        MODEL_DIR,
+        _flag("--input", default="-", metavar="FILE",
+              help="input file (plain or gzip); '-' is stdin"),
+        OUTPUT,
+        *DECODING,
+        *SEARCH,
+        _flag("--n-best", type=_positive_int, metavar="K",
+              help="print the K best hypotheses (K samples with --sampling) as "
+              "fairseq-like 'H-<line>\\t<score>\\t<text>' lines (at most the beam size)"),
+        _flag("--format", choices=("text", "jsonl"), default="text",
+              help="text (default: one translation per line, or H-/A- lines with "
+              "--n-best/--print-alignment) or jsonl (one JSON object per input line)"),
+        _flag("--target-prefix", metavar="FILE",
+              help="one target prefix per input line: each translation starts with it"),
+        _flag("--print-alignment", action="store_true",
+              help="after each hypothesis an 'A-<line>\\t<src>-<tgt> ...' line: for "
+              "each output token (subwords, EOS excluded) the source token its "
+              "cross-attention (last layer, mean over heads) weighs most"),
+        QUANTIZE,
+    )
+
+
+def _evaluate_flags():
+    return (
+        MODEL_DIR,
+        _flag("--src", metavar="FILE", help="source file"),
+        _flag("--ref", metavar="FILE", help="reference file, aligned with --src"),
+        _flag("--output", metavar="FILE", help="also write the translations here"),
+        _flag("--max-sentences", type=_positive_int, metavar="N",
+              help="score only the first N sentences"),
+        *DECODING,
+        QUANTIZE,
+    )
+
+
+def _score_flags():
+    return (
+        MODEL_DIR,
+        _flag("--src", required=True, metavar="FILE", help="source file"),
+        _flag("--tgt", required=True, metavar="FILE", help="target file, aligned with --src"),
+        OUTPUT,
+        _flag("--token-scores", action="store_true",
+              help="after the total, a tab and each token's log-probability"),
+        MAX_SOURCE_LENGTH,
+        QUANTIZE,
+    )
+
+
+def _average_flags():
+    return (
+        _flag("checkpoints", nargs="+", help="a checkpoint directory, or files oldest first"),
+        _flag("--last-n", type=_positive_int, default=5, metavar="N", help="default: 5"),
+        _flag("--output", required=True, metavar="PATH", help="output directory or .keras file"),
+    )
+
+
+def _export_flags():
+    sampling = (
+        ("--temperature", float, "X", "temperature > 0"),
+        ("--top-k", int, "K", "sampling among the K most probable tokens"),
+        ("--top-p", float, "P", "nucleus sampling: the smallest set with probability >= P"),
+    )
+    return (
+        MODEL_DIR,
+        _flag("--export-dir", required=True, metavar="DIR",
+              help="base directory; the SavedModel goes to DIR/VERSION"),
+        _flag("--version", type=_positive_int, default=1, metavar="N", help="default: 1"),
+        _flag("--max-source-length", type=_positive_int, default=256, metavar="N",
+              help="longest source in tokens (default: 256)"),
+        _flag("--no-warmup", dest="warmup", action="store_false",
+              help="do not write TF Serving warmup requests"),
+        _flag("--format", choices=("saved_model", "ctranslate2"), default="saved_model",
+              help="saved_model (TF Serving, default) or ctranslate2 (needs the "
+              "optional ctranslate2 package; written to DIR/VERSION)"),
+        _flag("--n-best", type=_positive_int, metavar="K",
+              help="hypotheses per sentence of the SavedModel's translate_nbest "
+              "signature (default: the beam size)"),
+        BEAM_SIZE, ALPHA, MAX_EXTRA_LENGTH,
+        *(
+            _flag(name, type=kind, metavar=metavar,
+                  help=f"the translate_sample signature's {what} (its seed is a request input)")
+            for name, kind, metavar, what in sampling
+        ),
+        QUANTIZE,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Command:
+    """A subcommand: its name, one-line help, description, example and flags."""
+
+    name: str
+    help: str
+    description: str
+    epilog: str = None
+    flags: typing.Callable = tuple
+
+
+COMMANDS = (
+    Command(
+        "train",
+        "train a model (with no data arguments: the built-in default task)",
+        "Train a Transformer and score it. With no data arguments it learns the "
+        "built-in English -> German number-words task in a few minutes on a CPU.",
+        _TRAIN_EPILOG,
+        _train_flags,
+    ),
+    Command(
+        "translate",
+        "translate a file or stdin, one sentence per line, to stdout",
+        "Translate one sentence per line with beam search. Empty lines stay "
+        "empty, so the output aligns with the input.",
+        "example:\n  echo 'twenty-one' | keras-transformer translate --model-dir runs/numbers",
+        _translate_flags,
+    ),
+    Command(
+        "evaluate",
+        "BLEU (cased detokenized and lowercased tokenized) on a test set",
+        "Translate a test set and print sacreBLEU's cased detokenized BLEU and "
+        "lowercased tokenized BLEU with their signatures (and exact match for the "
+        "default task). Without --src/--ref it uses the run's test (else "
+        "validation) files, or the default task's test split.",
+        "example:\n  keras-transformer evaluate --model-dir runs/multi30k "
+        "--src test_2016_flickr.en.gz --ref test_2016_flickr.de.gz",
+        _evaluate_flags,
+    ),
+    Command(
+        "score",
+        "forced decoding: the log-probability of given translations",
+        "Score sentence pairs with the model: for each line of --src and the same "
+        "line of --tgt, print the total log-probability of the target (its "
+        "subword tokens and EOS) given the source, without length penalty.",
+        "example:\n  keras-transformer score --model-dir runs/numbers --src test.en --tgt test.de",
+        _score_flags,
+    ),
+    Command(
+        "average-checkpoints",
+        "average the weights of the last N checkpoints (paper: 5)",
+        "Average the weights of the newest N checkpoints into one model. Given a "
+        "run's checkpoints/ directory and an output directory, the run's vocab.spm "
+        "is copied along so the result translates.",
+        "example:\n  keras-transformer average-checkpoints runs/multi30k/checkpoints "
+        "--last-n 5 --output runs/multi30k-avg",
+        _average_flags,
+    ),
+    Command(
+        "export",
+        "export a trained model as a SavedModel for TF Serving",
+        "Export a run directory (model.keras + vocab.spm) as a TensorFlow "
+        "SavedModel for TF Serving that maps strings to translations (beam search "
+        "inside). Works from any backend: the export itself runs under TensorFlow.",
+        "example (writes exported/multi30k/1):\n  keras-transformer export "
+        "--model-dir runs/multi30k --export-dir exported/multi30k",
+        _export_flags,
+    ),
+    Command(
+        "info",
+        "print the version, the backend and the presets",
+        "Print the package version, the active Keras backend and the model presets.",
+    ),
+)
+
+
 def _backend_parent():
     parent = argparse.ArgumentParser(add_help=False)
     parent.add_argument(
@@ -76,255 +307,26 @@ def _backend_parent():
 
 
 def build_parser():
-    """The argument parser (exposed for tests and documentation)."""
+    """The argument parser: one subparser per entry of `COMMANDS`."""
     parser = argparse.ArgumentParser(
         prog="keras-transformer",
         description='Train, run and export the Transformer of "Attention Is All '
         'You Need" (Keras 3: TensorFlow, JAX or PyTorch backend).',
         parents=[_backend_parent()],
     )
-    commands = parser.add_subparsers(dest="command", metavar="command")
-    commands.required = True
-    parent = [_backend_parent()]
-    formatter = argparse.RawDescriptionHelpFormatter
-
-    train = commands.add_parser(
-        "train",
-        parents=parent,
-        help="train a model (with no data arguments: the built-in default task)",
-        description=_wrap(
-            "Train a Transformer and score it. With no data arguments it "
-            "learns the built-in English -> German number-words task in a few "
-            "minutes on a CPU."
-        ),
-        epilog=_TRAIN_EPILOG,
-        formatter_class=formatter,
-    )
-    train.add_argument("--config", metavar="FILE", help="YAML or JSON training config")
-    _add_train_flags(train)
-    train.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="when --output-dir holds a finished run, another run or other "
-        "files, move it aside to DIR.old-<timestamp> and start afresh "
-        "(default: refuse)",
-    )
-    train.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override any config key (YAML value); model_overrides.KEY=VALUE "
-        "sets a model argument. Repeatable.",
-    )
-
-    translate = commands.add_parser(
-        "translate",
-        parents=parent,
-        help="translate a file or stdin, one sentence per line, to stdout",
-        description=_wrap(
-            "Translate one sentence per line with beam search. Empty "
-            "lines stay empty, so the output aligns with the input."
-        ),
-        epilog="example:\n  echo 'twenty-one' | keras-transformer translate "
-        "--model-dir runs/numbers",
-        formatter_class=formatter,
-    )
-    _add_model_dir(translate)
-    translate.add_argument(
-        "--input", default="-", metavar="FILE", help="input file (plain or gzip); '-' is stdin"
-    )
-    translate.add_argument(
-        "--output", default="-", metavar="FILE", help="output file; '-' is stdout"
-    )
-    _add_decoding_flags(translate)
-    _add_search_flags(translate)
-    translate.add_argument(
-        "--n-best",
-        type=_positive_int,
-        metavar="K",
-        help="print the K best hypotheses (K samples with --sampling) as "
-        "fairseq-like 'H-<line>\\t<score>\\t<text>' lines (at most the beam size)",
-    )
-    translate.add_argument(
-        "--format",
-        choices=("text", "jsonl"),
-        default="text",
-        help="text (default: one translation per line, or H-/A- lines with "
-        "--n-best/--print-alignment) or jsonl (one JSON object per input line)",
-    )
-    translate.add_argument(
-        "--target-prefix",
-        metavar="FILE",
-        help="one target prefix per input line: each translation starts with it",
-    )
-    translate.add_argument(
-        "--print-alignment",
-        action="store_true",
-        help="after each hypothesis an 'A-<line>\\t<src>-<tgt> ...' line: for "
-        "each output token (subwords, EOS excluded) the source token its "
-        "cross-attention (last layer, mean over heads) weighs most",
-    )
-    _add_quantize_flag(translate)
-
-    evaluate = commands.add_parser(
-        "evaluate",
-        parents=parent,
-        help="BLEU (cased detokenized and lowercased tokenized) on a test set",
-        description=_wrap(
-            "Translate a test set and print sacreBLEU's cased "
-            "detokenized BLEU and lowercased tokenized BLEU with their signatures "
-            "(and exact match for the default task). Without --src/--ref it uses "
-            "the run's test (else validation) files, or the default task's test "
-            "split."
-        ),
-        epilog="example:\n  keras-transformer evaluate --model-dir runs/multi30k "
-        "--src test_2016_flickr.en.gz --ref test_2016_flickr.de.gz",
-        formatter_class=formatter,
-    )
-    _add_model_dir(evaluate)
-    evaluate.add_argument("--src", metavar="FILE", help="source file")
-    evaluate.add_argument("--ref", metavar="FILE", help="reference file, aligned with --src")
-    evaluate.add_argument("--output", metavar="FILE", help="also write the translations here")
-    evaluate.add_argument(
-        "--max-sentences",
-        type=_positive_int,
-        metavar="N",
-        help="score only the first N sentences",
-    )
-    _add_decoding_flags(evaluate)
-    _add_quantize_flag(evaluate)
-
-    score = commands.add_parser(
-        "score",
-        parents=parent,
-        help="forced decoding: the log-probability of given translations",
-        description=_wrap(
-            "Score sentence pairs with the model: for each line of --src and "
-            "the same line of --tgt, print the total log-probability of the "
-            "target (its subword tokens and EOS) given the source, without "
-            "length penalty."
-        ),
-        epilog="example:\n  keras-transformer score --model-dir runs/numbers "
-        "--src test.en --tgt test.de",
-        formatter_class=formatter,
-    )
-    _add_model_dir(score)
-    score.add_argument("--src", required=True, metavar="FILE", help="source file")
-    score.add_argument(
-        "--tgt", required=True, metavar="FILE", help="target file, aligned with --src"
-    )
-    score.add_argument(
-        "--output", default="-", metavar="FILE", help="output file; '-' is stdout"
-    )
-    score.add_argument(
-        "--token-scores",
-        action="store_true",
-        help="after the total, a tab and each token's log-probability",
-    )
-    score.add_argument(
-        "--max-source-length",
-        type=_positive_int,
-        default=256,
-        metavar="N",
-        help="longest source in tokens, EOS included (default: 256)",
-    )
-    _add_quantize_flag(score)
-
-    average = commands.add_parser(
-        "average-checkpoints",
-        parents=parent,
-        help="average the weights of the last N checkpoints (paper: 5)",
-        description=_wrap(
-            "Average the weights of the newest N checkpoints into one "
-            "model. Given a run's checkpoints/ directory and an output directory, "
-            "the run's vocab.spm is copied along so the result translates."
-        ),
-        epilog="example:\n  keras-transformer average-checkpoints "
-        "runs/multi30k/checkpoints --last-n 5 --output runs/multi30k-avg",
-        formatter_class=formatter,
-    )
-    average.add_argument(
-        "checkpoints", nargs="+", help="a checkpoint directory, or files oldest first"
-    )
-    average.add_argument(
-        "--last-n", type=_positive_int, default=5, metavar="N", help="default: 5"
-    )
-    average.add_argument(
-        "--output", required=True, metavar="PATH", help="output directory or .keras file"
-    )
-
-    export = commands.add_parser(
-        "export",
-        parents=parent,
-        help="export a trained model as a SavedModel for TF Serving",
-        description=_wrap(
-            "Export a run directory (model.keras + vocab.spm) as a TensorFlow "
-            "SavedModel for TF Serving that maps strings to translations (beam "
-            "search inside). Works from any backend: the export itself runs "
-            "under TensorFlow."
-        ),
-        epilog="example (writes exported/multi30k/1):\n  keras-transformer export "
-        "--model-dir runs/multi30k --export-dir exported/multi30k",
-        formatter_class=formatter,
-    )
-    _add_model_dir(export)
-    export.add_argument(
-        "--export-dir",
-        required=True,
-        metavar="DIR",
-        help="base directory; the SavedModel goes to DIR/VERSION",
-    )
-    export.add_argument(
-        "--version", type=_positive_int, default=1, metavar="N", help="default: 1"
-    )
-    export.add_argument(
-        "--max-source-length",
-        type=_positive_int,
-        default=256,
-        metavar="N",
-        help="longest source in tokens (default: 256)",
-    )
-    export.add_argument(
-        "--no-warmup",
-        dest="warmup",
-        action="store_false",
-        help="do not write TF Serving warmup requests",
-    )
-    export.add_argument(
-        "--format",
-        choices=("saved_model", "ctranslate2"),
-        default="saved_model",
-        help="saved_model (TF Serving, default) or ctranslate2 (needs the "
-        "optional ctranslate2 package; written to DIR/VERSION)",
-    )
-    export.add_argument(
-        "--n-best",
-        type=_positive_int,
-        metavar="K",
-        help="hypotheses per sentence of the SavedModel's translate_nbest "
-        "signature (default: the beam size)",
-    )
-    _add_decoding_flags(export, batch_size=False)
-    for flag, kind, metavar, what in (
-        ("--temperature", float, "X", "temperature > 0"),
-        ("--top-k", int, "K", "sampling among the K most probable tokens"),
-        ("--top-p", float, "P", "nucleus sampling: the smallest set with probability >= P"),
-    ):
-        export.add_argument(
-            flag, type=kind, metavar=metavar,
-            help=f"the translate_sample signature's {what} (its seed is a request input)",
+    subparsers = parser.add_subparsers(dest="command", metavar="command")
+    subparsers.required = True
+    for command in COMMANDS:
+        subparser = subparsers.add_parser(
+            command.name,
+            parents=[_backend_parent()],
+            help=command.help,
+            description=_wrap(command.description),
+            epilog=command.epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-    _add_quantize_flag(export)
-
-    commands.add_parser(
-        "info",
-        parents=parent,
-        help="print the version, the backend and the presets",
-        description="Print the package version, the active Keras backend and "
-        "the model presets.",
-    )
+        for names, options in command.flags():
+            subparser.add_argument(*names, **options)
     return parser
 
 
@@ -336,8 +338,8 @@ def _train_flag_fields():
     return [f for f in dataclasses.fields(TrainConfig) if f.metadata.get("cli", True)]
 
 
-def _add_train_flags(parser):
-    """One flag per `TrainConfig` field, made from the field itself.
+def _config_flags():
+    """One flag per `TrainConfig` field (yielded), made from the field itself.
 
     ``--name-with-dashes`` (and the spellings in the field's ``flags``
     metadata), its ``doc`` metadata and default (unless null, which the doc
@@ -361,7 +363,7 @@ def _add_train_flags(parser):
         text = field.metadata.get("doc", field.name).replace("%", "%%")
         if field.default not in (None, dataclasses.MISSING) and "auto: " not in text:
             text += f" (default: {_yaml_text(field.default)})"
-        parser.add_argument(
+        yield _flag(
             *names, dest=field.name, type=kind, default=argparse.SUPPRESS,
             help=text, metavar=metavar,
         )  # fmt: skip
@@ -388,76 +390,3 @@ def _wrap(text):
     return textwrap.fill(text, width=78)
 
 
-def _add_model_dir(parser):
-    parser.add_argument(
-        "--model-dir",
-        required=True,
-        metavar="DIR",
-        help="a trained model: a run directory (model.keras + vocab.spm, a "
-        "train --output-dir) or a preset written by save_to_preset",
-    )
-
-
-def _add_decoding_flags(parser, batch_size=True):
-    parser.add_argument(
-        "--beam-size",
-        type=_positive_int,
-        metavar="N",
-        help="beam size (default: the run's, else 4)",
-    )
-    parser.add_argument(
-        "--alpha",
-        type=_non_negative_float,
-        metavar="X",
-        help="length penalty (default: the run's, else 0.6)",
-    )
-    parser.add_argument(
-        "--max-extra-length",
-        type=_positive_int,
-        metavar="N",
-        help="output length limit = source length + N (default: the run's, else 50)",
-    )
-    if batch_size:
-        parser.add_argument(
-            "--batch-size",
-            type=_positive_int,
-            metavar="N",
-            help="sentences per batch (default: 32)",
-        )
-
-
-def _add_search_flags(parser):
-    parser.add_argument(
-        "--min-length",
-        type=int,
-        metavar="N",
-        help="EOS is forbidden before N output tokens (default: 0)",
-    )
-    parser.add_argument(
-        "--sampling",
-        action="store_true",
-        help="draw tokens from the model's distribution (needs --beam-size 1)",
-    )
-    parser.add_argument(
-        "--temperature", type=float, metavar="X", help="sampling temperature > 0"
-    )
-    parser.add_argument(
-        "--top-k", type=int, metavar="K", help="sample among the K most probable tokens"
-    )
-    parser.add_argument(
-        "--top-p",
-        type=float,
-        metavar="P",
-        help="sample from the smallest set of tokens with probability >= P (nucleus)",
-    )
-    parser.add_argument(
-        "--seed", type=int, metavar="N", help="sampling seed (same seed, same samples)"
-    )
-
-
-def _add_quantize_flag(parser):
-    parser.add_argument(
-        "--quantize",
-        choices=("int8",),
-        help="quantize the model's kernels to int8 (Keras' Model.quantize)",
-    )

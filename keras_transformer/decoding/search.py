@@ -498,6 +498,68 @@ def _top_candidates(candidates, n, vocabulary_size):
     return top_log_probs, slots // n, tokens
 
 
+def _initial_beam_state(cache, batch, k, max_length, bos_id, pad_id):
+    """Beam search's loop state before the first step: ``k`` beams of BOS
+    per sentence, only the first live, none finished; ``cache`` tiled."""
+    sequences = ops.concatenate(
+        [
+            ops.full((batch, k, 1), bos_id, dtype="int32"),
+            ops.full((batch, k, max_length), pad_id, dtype="int32"),
+        ],
+        axis=2,
+    )
+    # Only the first beam is live at the start, so the first step expands a
+    # single hypothesis instead of k copies of it.
+    first_beam = ops.arange(k, dtype="int32")[None, :] == 0
+    live_log_probs = ops.where(
+        first_beam, 0.0, ops.full((batch, k), NEG_INF, dtype="float32")
+    )
+    return {
+        "index": ops.convert_to_tensor(0, "int32"),
+        "live_sequences": sequences,  # (batch, k, max_length + 1)
+        "live_log_probs": live_log_probs,  # (batch, k)
+        "finished_sequences": sequences,
+        "finished_scores": ops.full((batch, k), NEG_INF, dtype="float32"),
+        "finished": ops.zeros((batch, k), dtype="bool"),
+        "cache": cache,
+    }
+
+
+def _next_live(top_log_probs, top_sequences, top_beams, ends, k):
+    """Beam search's live hypotheses after a step: the best ``k`` of the
+    ``2k`` top candidates that do not end with EOS. Returns ``({
+    "live_sequences", "live_log_probs"}, parent_beams (batch, k))``."""
+    live_candidates = ops.where(ends, NEG_INF, top_log_probs)
+    live_log_probs, live_slots = ops.top_k(live_candidates, k)
+    live_slots = ops.cast(live_slots, "int32")
+    live = {
+        "live_sequences": _flat_gather(top_sequences, live_slots),
+        "live_log_probs": live_log_probs,
+    }
+    return live, _flat_gather(top_beams, live_slots)
+
+
+def _merge_finished(state, top_log_probs, top_sequences, ends, penalty, k):
+    """Beam search's finished hypotheses after a step: the EOS candidates
+    ranked within the best ``k`` (fairseq's rule, so that beam size 1 is
+    greedy search), scored ``log_prob / penalty`` and merged into the ``k``
+    best finished so far. Returns the state's ``finished_*`` entries."""
+    real = top_log_probs > 0.5 * NEG_INF
+    in_beam = ops.arange(2 * k, dtype="int32")[None, :] < k
+    new_finished = ops.logical_and(ops.logical_and(ends, real), in_beam)
+    new_scores = ops.where(new_finished, top_log_probs / penalty, NEG_INF)
+    all_scores = ops.concatenate([state["finished_scores"], new_scores], axis=1)
+    all_finished = ops.concatenate([state["finished"], new_finished], axis=1)
+    all_sequences = ops.concatenate([state["finished_sequences"], top_sequences], axis=1)
+    finished_scores, finished_slots = ops.top_k(all_scores, k)
+    finished_slots = ops.cast(finished_slots, "int32")
+    return {
+        "finished_sequences": _flat_gather(all_sequences, finished_slots),
+        "finished_scores": finished_scores,
+        "finished": _flat_gather(all_finished, finished_slots),
+    }
+
+
 def beam_search(
     tokens_to_logits,
     initial_cache,
@@ -594,28 +656,9 @@ def beam_search(
     prefix_ids, prefix_lengths = _prefix_arguments(prefix_ids, prefix_lengths, batch)
     max_penalty = length_penalty(row_max, alpha)  # (batch,)
     positions = ops.arange(max_length + 1, dtype="int32")
-    sequences = ops.concatenate(
-        [
-            ops.full((batch, k, 1), bos_id, dtype="int32"),
-            ops.full((batch, k, max_length), pad_id, dtype="int32"),
-        ],
-        axis=2,
+    state = _initial_beam_state(
+        tile_cache(initial_cache, k), batch, k, max_length, bos_id, pad_id
     )
-    # Only the first beam is live at the start, so the first step expands a
-    # single hypothesis instead of k copies of it.
-    first_beam = ops.arange(k, dtype="int32")[None, :] == 0
-    live_log_probs = ops.where(
-        first_beam, 0.0, ops.full((batch, k), NEG_INF, dtype="float32")
-    )
-    state = {
-        "index": ops.convert_to_tensor(0, "int32"),
-        "live_sequences": sequences,  # (batch, k, max_length + 1)
-        "live_log_probs": live_log_probs,  # (batch, k)
-        "finished_sequences": sequences,
-        "finished_scores": ops.full((batch, k), NEG_INF, dtype="float32"),
-        "finished": ops.zeros((batch, k), dtype="bool"),
-        "cache": tile_cache(initial_cache, k),
-    }
 
     def done_rows(state):
         # finished_scores are sorted, best first.
@@ -664,41 +707,19 @@ def beam_search(
             _flat_gather(live_sequences, top_beams),
         )  # (batch, 2k, max_length + 1)
         ends = ops.equal(top_tokens, eos_id)
-        real = top_log_probs > 0.5 * NEG_INF
-
-        # Live: the best k candidates that do not end with EOS.
-        live_candidates = ops.where(ends, NEG_INF, top_log_probs)
-        new_live_log_probs, live_slots = ops.top_k(live_candidates, k)
-        live_slots = ops.cast(live_slots, "int32")
-        new_live_sequences = _flat_gather(top_sequences, live_slots)
-        parent_beams = _flat_gather(top_beams, live_slots)  # (batch, k)
+        live, parent_beams = _next_live(top_log_probs, top_sequences, top_beams, ends, k)
         flat_parents = ops.reshape(
             parent_beams + ops.arange(batch, dtype="int32")[:, None] * k, (-1,)
         )
-        cache = reorder_cache(cache, flat_parents)
-
-        # Finished: EOS candidates ranked within the best k (fairseq's rule,
-        # so that beam size 1 is greedy search), merged into the k best.
-        in_beam = ops.arange(2 * k, dtype="int32")[None, :] < k
-        new_finished = ops.logical_and(ops.logical_and(ends, real), in_beam)
-        new_scores = ops.where(
-            new_finished, top_log_probs / length_penalty(index + 1, alpha), NEG_INF
+        finished = _merge_finished(
+            state, top_log_probs, top_sequences, ends,
+            length_penalty(index + 1, alpha), k,
         )
-        all_scores = ops.concatenate([state["finished_scores"], new_scores], axis=1)
-        all_finished = ops.concatenate([state["finished"], new_finished], axis=1)
-        all_sequences = ops.concatenate(
-            [state["finished_sequences"], top_sequences], axis=1
-        )
-        finished_scores, finished_slots = ops.top_k(all_scores, k)
-        finished_slots = ops.cast(finished_slots, "int32")
         return {
             "index": index + 1,
-            "live_sequences": new_live_sequences,
-            "live_log_probs": new_live_log_probs,
-            "finished_sequences": _flat_gather(all_sequences, finished_slots),
-            "finished_scores": finished_scores,
-            "finished": _flat_gather(all_finished, finished_slots),
-            "cache": cache,
+            **live,
+            **finished,
+            "cache": reorder_cache(cache, flat_parents),
         }
 
     state = _staged_while_loop(

@@ -40,6 +40,7 @@ import tensorflow as tf
 from keras_transformer.models.transformer.translator import Translator
 from keras_transformer.training.checkpoints import list_checkpoints
 from keras_transformer.training.evaluation import evaluate_translations
+from keras_transformer.utils.console import log
 from keras_transformer.utils.file_io import (
     atomic_write_json,
     nonfinite_variables,
@@ -58,11 +59,6 @@ VALIDATION_LOG_FILENAME = "validation.csv"
 VALIDATION_EVENTS_DIRNAME = "validation"
 # Whether a larger value is better.
 _MAXIMIZE = {"val_bleu": True, "val_exact_match": True, "val_loss": False}
-
-
-def _log(message, verbose):
-    if verbose:
-        print(message, flush=True)
 
 
 def _iterations(model):
@@ -153,7 +149,7 @@ class FiniteCheckpoint(keras.callbacks.Callback):
         bad = nonfinite_variables(self.model.weights)
         if bad:
             self.skipped.append(path)
-            _log(
+            log(
                 f"Epoch {epoch + 1}: non-finite weights ({bad[0]}, ...); "
                 f"{os.path.basename(path)} was not written.",
                 self.verbose,
@@ -296,7 +292,7 @@ class ValidationBleu(UpdateCounter):
             )
         self.latest = {"val_bleu": result.bleu.score, "val_exact_match": result.exact_match}
         self.results.append((self.updates, dict(self.latest)))
-        _log(
+        log(
             f"Validation BLEU after {self.updates} updates: {result.bleu.score:.2f} "
             f"(exact match {result.exact_match:.1%}; {result.num_sentences} "
             f"sentences, greedy, {result.seconds:.1f} s)",
@@ -441,7 +437,7 @@ class BestCheckpoint(keras.callbacks.Callback):
         )
         if self.patience is not None and self.wait >= self.patience:
             self.stopped = self.model.stop_training = True
-            _log(
+            log(
                 f"Stopping: {self.monitor} has not improved on {self.best} (after "
                 f"{self.best_step} updates) for {self.wait} evaluations.",
                 self.verbose,
@@ -453,14 +449,14 @@ class BestCheckpoint(keras.callbacks.Callback):
         with ema_weights(model):
             bad = nonfinite_variables(model.weights)
             if bad:
-                _log(
+                log(
                     f"{self.monitor}={value} after {updates} updates, but the weights "
                     f"are not finite ({bad[0]}, ...): not kept as the best.",
                     self.verbose,
                 )
                 return False
             save_weights(model, self.weights_path)
-        _log(
+        log(
             f"Best {self.monitor} so far ({value:.4g} after {updates} updates): "
             f"kept in {self.weights_path}",
             self.verbose,
@@ -568,7 +564,7 @@ def run_callbacks(config, run, tokenizer, valid_pairs, resume=False, verbose=1):
     if tensorboard:
         callbacks.append(keras.callbacks.TensorBoard(run.logs_dir, write_graph=False))
     else:
-        _log(
+        log(
             f"(TensorBoard is not installed: metrics go to logs/{HISTORY_FILENAME}; "
             "pip install tensorboard for event files.)",
             verbose,

@@ -10,9 +10,9 @@ import os
 import time
 
 from keras_transformer.models.transformer.translator import Translator
-from keras_transformer.training.callbacks import _log
 from keras_transformer.training.checkpoints import average_checkpoints
 from keras_transformer.training.evaluation import evaluate_translations
+from keras_transformer.utils.console import log
 
 
 def choose_final_model(model, config, run, last_epoch, best, verbose, tokenizer=None,
@@ -38,13 +38,13 @@ def choose_final_model(model, config, run, last_epoch, best, verbose, tokenizer=
     if config.final_model == "best":
         if best is not None and best.has_best:
             model.load_weights(best.weights_path)
-            _log(
+            log(
                 f"Final model: the best checkpoint ({best.monitor} {best.best:.4g} "
                 f"after {best.best_step} updates).",
                 verbose,
             )
             return model, [], "best", None
-        _log(
+        log(
             "No best checkpoint was kept (no validation finished): the final "
             "model holds the last weights.",
             verbose,
@@ -78,7 +78,7 @@ def choose_final_model(model, config, run, last_epoch, best, verbose, tokenizer=
             f" average_last_n asks for {last_n}; this run has only "
             f"{len(paths)}, so the average includes its earliest checkpoints."
         )
-    _log(message, verbose)
+    log(message, verbose)
     return averaged, paths, "average", selection
 
 
@@ -146,7 +146,7 @@ def choose_average(config, run, last_epoch, tokenizer, valid_pairs, verbose):
                 "val_exact_match": result.exact_match,
             }
         )
-        _log(
+        log(
             f"  average of the last {last_n} ({len(epochs)} checkpoints, epochs "
             f"{epochs[0]}-{epochs[-1]}): validation BLEU {result.bleu.score:.2f}, "
             f"exact match {result.exact_match:.1%} (greedy)",
@@ -156,7 +156,7 @@ def choose_average(config, run, last_epoch, tokenizer, valid_pairs, verbose):
         return None
     chosen = best_candidate(candidates, monitor)
     seconds = time.monotonic() - start
-    _log(
+    log(
         f"Chose the average of the last {chosen['last_n']} checkpoints by "
         f"{monitor} ({len(sources)} sentences, greedy; {seconds:.0f} s).",
         verbose,

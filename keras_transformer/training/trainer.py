@@ -77,6 +77,7 @@ from keras_transformer.training.host_memory import (
 from keras_transformer.training.model_selection import choose_final_model
 from keras_transformer.training.precision import resolve_dtype_policy
 from keras_transformer.training.run_directory import RESUME, RunDirectory
+from keras_transformer.utils.console import log
 from keras_transformer.utils.file_io import (
     atomic_write_bytes,
     atomic_write_json,
@@ -145,11 +146,6 @@ class TrainResult:
     average_selection: object = None
 
 
-def _log(message, verbose):
-    if verbose:
-        print(message, flush=True)
-
-
 def load_data(config):
     """``{"train": (src, tgt), "valid": ..., "test": ...}`` lists of str.
 
@@ -187,7 +183,7 @@ def build_tokenizer(config, train_pairs, verbose=1):
                 f"asks for vocabulary_size={config.vocabulary_size}. Use a new "
                 "output_dir, or delete the old vocabulary and its model."
             )
-        _log(f"Vocabulary: reusing {path} ({tokenizer.vocabulary_size} pieces).", verbose)
+        log(f"Vocabulary: reusing {path} ({tokenizer.vocabulary_size} pieces).", verbose)
         return tokenizer
     start = time.monotonic()
     src, tgt = train_pairs
@@ -195,7 +191,7 @@ def build_tokenizer(config, train_pairs, verbose=1):
         itertools.chain(src, tgt), config.vocabulary_size, seed=config.seed
     )
     atomic_write_bytes(path, tokenizer.proto)
-    _log(
+    log(
         f"Vocabulary: trained {tokenizer.vocabulary_size} BPE pieces on "
         f"{2 * len(src)} sentences in {time.monotonic() - start:.1f} s -> {path}",
         verbose,
@@ -323,10 +319,10 @@ def train(config, callbacks=None, overwrite=False):
     data = "the embedded default task (English -> German number words)"
     if not config.uses_default_task:
         data = f"{config.train_src} -> {config.train_tgt}"
-    _log(f"Training on {data} with the {backend} backend -> {out}", verbose)
+    log(f"Training on {data} with the {backend} backend -> {out}", verbose)
     if resolve_retain_host_memory(config.retain_host_memory, backend):
         _, how = retain_freed_memory()
-        _log(f"retain_host_memory: {how}.", verbose)
+        log(f"retain_host_memory: {how}.", verbose)
 
     splits = load_data(config)
     tokenizer = build_tokenizer(config, splits["train"], verbose)
@@ -334,16 +330,16 @@ def train(config, callbacks=None, overwrite=False):
     # can be resumed, translated from and inspected.
     atomic_write_json(run.config_path, config.to_dict())
     train_dataset, valid_dataset, report = build_datasets(config, splits, tokenizer)
-    _log(f"Training data: {report.summary()}", verbose)
+    log(f"Training data: {report.summary()}", verbose)
     epochs, batches_per_epoch = _schedule(config, report.num_batches)
     # Build, compile and fit inside the distribution's scope (a no-op for
     # "none"); see keras_transformer.distribution.
     with distribution_scope(config.distribution):
         model = build_model(config, tokenizer.vocabulary_size)
-        _log(_describe(config, model, epochs, batches_per_epoch), verbose)
+        log(_describe(config, model, epochs, batches_per_epoch), verbose)
         _, reason = resolve_dtype_policy(config.dtype_policy)
         if reason is not None:
-            _log(f"dtype_policy auto: {model.dtype_policy.name} ({reason}).", verbose)
+            log(f"dtype_policy auto: {model.dtype_policy.name} ({reason}).", verbose)
         save_architecture(model, run.checkpoint_dir)
         fit_callbacks = run_callbacks(
             config, run, tokenizer, splits.get("valid"),
@@ -365,7 +361,7 @@ def train(config, callbacks=None, overwrite=False):
     epochs_run = len(history.epoch)
     steps = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
     stop_reason = fit_callbacks.stop_reason(history.history.get("loss", []))
-    _log(
+    log(
         f"Trained {epochs_run} epoch(s) ({steps} updates in total) in "
         f"{train_seconds:.0f} s" + (f"; stopped: {stop_reason}." if stop_reason else "."),
         verbose,
@@ -374,7 +370,7 @@ def train(config, callbacks=None, overwrite=False):
     model_path, averaged, final, evaluation, samples = None, [], None, None, []
     eval_name, selection = None, None
     if stop_reason == "NaN loss":
-        _log(
+        log(
             f"The loss became NaN: no {MODEL_FILENAME} was written. "
             "Try a smaller learning_rate_scale or more warmup_steps.",
             verbose,
@@ -385,7 +381,7 @@ def train(config, callbacks=None, overwrite=False):
             verbose, tokenizer=tokenizer, valid_pairs=splits.get("valid"),
         )  # fmt: skip
         model_path = save_model(model, run.model_path)
-        _log(
+        log(
             f"Saved {model_path} ({final} weights; with "
             f"{VOCABULARY_FILENAME} and {CONFIG_FILENAME})",
             verbose,
@@ -457,10 +453,10 @@ def _claim(run, config, overwrite, verbose):
         complete_saved=_complete_saved_config,
     )
     if run.moved_to is not None:
-        _log(f"Moved the old contents of {run.path} aside to {run.moved_to}.", verbose)
+        log(f"Moved the old contents of {run.path} aside to {run.moved_to}.", verbose)
     if action == RESUME:
         epoch = run.backup_epoch()
-        _log(f"Resuming the unfinished run in {run.path} after epoch {epoch}.", verbose)
+        log(f"Resuming the unfinished run in {run.path} after epoch {epoch}.", verbose)
     return action
 
 
@@ -524,14 +520,14 @@ def _evaluate_run(config, model, tokenizer, splits, verbose):
     samples = list(zip(sources, references, evaluation.hypotheses))
     samples = samples[: config.num_samples]
     if samples:
-        _log(format_samples(*zip(*samples)), verbose)
+        log(format_samples(*zip(*samples)), verbose)
     summary = format_evaluation(
         evaluation,
         f"{eval_name} set",
         exact_match=config.uses_default_task,
         bleu=not config.uses_default_task,
     )
-    _log(summary, verbose)
+    log(summary, verbose)
     return evaluation, samples, eval_name
 
 
