@@ -27,16 +27,48 @@ from keras_transformer.layers.transformer_layer import check_normalization_posit
 from keras_transformer.models.transformer.transformer_backbone import (
     TransformerBackbone,
 )
+from keras_transformer.utils.validation import check_choice, check_int, check_rate
 
 POSITIONAL_ENCODINGS = ("sinusoidal", "learned")
 TOKEN_INPUTS = ("encoder_token_ids", "decoder_token_ids")
 SEGMENT_INPUTS = ("encoder_segment_ids", "decoder_segment_ids")
 
 
-def _check_positive(**sizes):
-    for name, value in sizes.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise ValueError(f"{name} must be a positive int. Received: {name}={value!r}")
+def _check_arguments(
+    vocabulary_size, num_layers, d_model, num_heads, d_ff, dropout_rate,
+    share_embeddings, source_vocabulary_size, positional_encoding, max_length,
+    normalization_position, projection_layout,
+):
+    """Checks `Transformer`'s arguments; returns the source vocabulary size."""
+    for name, value in (
+        ("vocabulary_size", vocabulary_size),
+        ("num_layers", num_layers),
+        ("d_model", d_model),
+        ("num_heads", num_heads),
+        ("d_ff", d_ff),
+    ):
+        check_int(name, value)
+    if d_model % num_heads:
+        raise ValueError(
+            "d_model must be divisible by num_heads (d_k = d_model / h). "
+            f"Received: d_model={d_model}, num_heads={num_heads}"
+        )
+    check_rate("dropout_rate", dropout_rate)
+    check_choice("positional_encoding", positional_encoding, POSITIONAL_ENCODINGS)
+    check_normalization_position(normalization_position)
+    check_projection_layout(projection_layout)
+    if share_embeddings and source_vocabulary_size not in (None, vocabulary_size):
+        raise ValueError(
+            "source_vocabulary_size differs from vocabulary_size, which "
+            "needs share_embeddings=False. Received: "
+            f"vocabulary_size={vocabulary_size}, "
+            f"source_vocabulary_size={source_vocabulary_size}"
+        )
+    source_vocabulary_size = source_vocabulary_size or vocabulary_size
+    check_int("source_vocabulary_size", source_vocabulary_size)
+    if positional_encoding == "learned":
+        check_int("max_length", max_length)
+    return source_vocabulary_size
 
 
 def _portable_optimizer_modules(config):
@@ -150,43 +182,11 @@ class Transformer(TokenIdCheckedModel, TransformerBackbone):
         dtype=None,
         **kwargs,
     ):
-        _check_positive(
-            vocabulary_size=vocabulary_size,
-            num_layers=num_layers,
-            d_model=d_model,
-            num_heads=num_heads,
-            d_ff=d_ff,
+        source_vocabulary_size = _check_arguments(
+            vocabulary_size, num_layers, d_model, num_heads, d_ff, dropout_rate,
+            share_embeddings, source_vocabulary_size, positional_encoding, max_length,
+            normalization_position, projection_layout,
         )
-        if d_model % num_heads:
-            raise ValueError(
-                "d_model must be divisible by num_heads (d_k = d_model / h). "
-                f"Received: d_model={d_model}, num_heads={num_heads}"
-            )
-        if not isinstance(dropout_rate, (int, float)) or not 0 <= dropout_rate < 1:
-            raise ValueError(
-                f"dropout_rate must be in [0, 1). Received: dropout_rate={dropout_rate!r}"
-            )
-        if positional_encoding not in POSITIONAL_ENCODINGS:
-            raise ValueError(
-                f"positional_encoding must be one of {POSITIONAL_ENCODINGS}. "
-                f"Received: positional_encoding={positional_encoding!r}"
-            )
-        check_normalization_position(normalization_position)
-        check_projection_layout(projection_layout)
-        if share_embeddings and source_vocabulary_size not in (
-            None,
-            vocabulary_size,
-        ):
-            raise ValueError(
-                "source_vocabulary_size differs from vocabulary_size, which "
-                "needs share_embeddings=False. Received: "
-                f"vocabulary_size={vocabulary_size}, "
-                f"source_vocabulary_size={source_vocabulary_size}"
-            )
-        source_vocabulary_size = source_vocabulary_size or vocabulary_size
-        _check_positive(source_vocabulary_size=source_vocabulary_size)
-        if positional_encoding == "learned":
-            _check_positive(max_length=max_length)
 
         # === Layers ===
         self.token_embedding = TokenEmbedding(
