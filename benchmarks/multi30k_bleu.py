@@ -1,4 +1,4 @@
-"""Multi30k EN->DE: train for a time budget on this machine, then sacreBLEU.
+"""Multi30k EN->DE: train for a time budget on the machine it runs on, then sacreBLEU.
 
     python benchmarks/multi30k_bleu.py                       # 25 minutes, TensorFlow backend
     python benchmarks/multi30k_bleu.py --minutes 5 --backend jax --output-dir runs/m30k_jax

@@ -276,7 +276,7 @@ def main():
         "config": os.path.relpath(args.config),
         "training_bucket_step": settings["bucket_step"],
         "runs": runs,
-        # Per backend, kept from earlier runs of other backends.
+        # Per backend: the results of the other backends stay in the file.
         "one_epoch_training": previous_timings(args.output, settings),
     }
     if timings:

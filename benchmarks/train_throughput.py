@@ -48,7 +48,7 @@ on padded positions is not counted (it is shown separately as "FLOPs/token
 incl. padding"). Without ``--pad-fraction`` the two are equal.
 
 Utilisation: before and after the workers, a subprocess (pinned like the
-workers) measures a plain matmul rate on this machine: numpy float32
+workers) measures a plain matmul rate of the machine it runs on: numpy float32
 2048x2048 and torch bfloat16 2048x2048 on CPU, and torch (or JAX) bfloat16 /
 float32 8192x8192 on a GPU. "util." is model FLOP/s over the best such rate
 for the run's dtype (the best of both measurements: the conservative
@@ -567,7 +567,7 @@ def _time_matmul(fn, flops, min_reps=5, min_seconds=1.0):
 
 
 def measure_matmul_rates(cfg):
-    """Plain matmul rates of this machine, with the workers' threads.
+    """Plain matmul rates of the machine running the benchmark, with the workers' threads.
 
     CPU: numpy float32 and torch float32 / bfloat16, n = 2048 (torch only if
     installed). GPU: torch (else JAX) float32 and bfloat16, n = 8192. Runs in
