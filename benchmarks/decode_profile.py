@@ -74,7 +74,7 @@ def main(argv=None):
         ids[row, : len(pieces)] = pieces
     limits = np.full((len(sentences),), args.buffer, np.int32)
     search = jax_stateless_jit(
-        model, lambda x: generate(model, x, limits, 0.6, 0, args.buffer, beam_size=4))
+        model, lambda x: generate(model, x, limits, args.buffer, alpha=0.6))
     sequences, scores = search(ids)  # compile
     scores.block_until_ready()
     start = time.perf_counter()

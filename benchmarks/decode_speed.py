@@ -157,8 +157,8 @@ def measure_cached_vs_uncached(model, sources, args):
     """Cached vs uncached beam search, both through a compiled `Generator`."""
     import numpy as np
 
-    from keras_transformer.decoding import Generator
-    from keras_transformer.special_tokens import PAD_ID
+    from keras_transformer.decoding import DecodeOptions, Generator
+    from keras_transformer.special_tokens import EOS_ID, PAD_ID
 
     length = max(len(s) for s in sources)
     length = -(-length // 16) * 16
@@ -167,8 +167,10 @@ def measure_cached_vs_uncached(model, sources, args):
         ids[row, : len(source)] = source
     steps = args.speed_steps
     max_lengths = np.full((len(sources),), steps, np.int32)
-    search = dict(beam_size=args.beam_size, alpha=args.alpha, max_length=steps,
-                  min_length=steps)
+    # Generator.decode takes the ids without EOS (it appends EOS itself).
+    raw_ids = np.where(ids == EOS_ID, PAD_ID, ids)[:, :-1]
+    options = DecodeOptions(beam_size=args.beam_size, alpha=args.alpha, min_length=steps,
+                            max_extra_length=steps, max_source_length=length)
 
     generators = {
         "cached": Generator(model),
@@ -177,14 +179,14 @@ def measure_cached_vs_uncached(model, sources, args):
     outputs, first_call, times = {}, {}, {name: [] for name in generators}
     for name, generator in generators.items():
         start = time.perf_counter()
-        outputs[name], _ = generator(ids, max_lengths, **search)
+        outputs[name], _ = generator.decode(raw_ids, options, steps, output_caps=max_lengths)
         first_call[name] = time.perf_counter() - start
         log(f"{name}: first call (compiles) {first_call[name]:.1f} s")
     # Alternate, so that a change of load on a shared machine hits both.
     for _ in range(args.repeats):
         for name, generator in generators.items():
             start = time.perf_counter()
-            generator(ids, max_lengths, **search)
+            generator.decode(raw_ids, options, steps, output_caps=max_lengths)
             times[name].append(time.perf_counter() - start)
     cached_seconds = statistics.median(times["cached"])
     uncached_seconds = statistics.median(times["uncached"])

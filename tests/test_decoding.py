@@ -9,8 +9,11 @@ from keras import ops
 
 from keras_transformer import Transformer
 from keras_transformer.decoding import (
+    DecodeOptions,
     Generator,
+    SearchRequest,
     beam_search,
+    compile_for_backend,
     compiled_decode,
     generate,
     greedy_search,
@@ -310,25 +313,33 @@ def sources():
     return ids, np.array([16, 5, 11, 16], "int32")
 
 
+def _decode(generator, sources, **options):
+    """`Generator.decode` of the EOS-terminated ``sources``: their ids
+    without EOS (and without the last column, always PAD), which
+    `prepare_sources` turns back into the same encoder ids, with their
+    maximum lengths as output caps."""
+    ids, max_lengths = sources
+    raw = np.where(ids == EOS_ID, PAD_ID, ids)[:, :-1]
+    options = DecodeOptions(max_extra_length=MAX_LENGTH, **options)
+    return generator.decode(raw, options, MAX_LENGTH, output_caps=max_lengths)
+
+
 @pytest.fixture(scope="module")
 def cached_results(model, sources):
     """Compiled cached decoding, greedy and beam 4 (3 best), computed once."""
-    ids, max_lengths = sources
     generator = Generator(model)
-    greedy = generator(ids, max_lengths, max_length=MAX_LENGTH, beam_size=1, alpha=0.6)
-    beam = generator(
-        ids, max_lengths, max_length=MAX_LENGTH, beam_size=4, alpha=0.6, num_return=3
-    )
+    greedy = _decode(generator, sources, beam_size=1, alpha=0.6)
+    beam = _decode(generator, sources, beam_size=4, alpha=0.6, num_return=3)
     return {"greedy": greedy, "beam": beam, "generator": generator}
 
 
 def test_cached_greedy_equals_full_recomputation(model, sources, cached_results):
     # Sources of 1 to 13 tokens with per-row output limits: compiled cached
     # decoding vs the decoder re-run on the whole prefix at every step.
-    ids, max_lengths = sources
+    max_lengths = sources[1]
     cached_sequences, cached_scores = cached_results["greedy"]
-    sequences, scores = Generator(model, use_cache=False)(
-        ids, max_lengths, max_length=MAX_LENGTH, beam_size=1, alpha=0.6
+    sequences, scores = _decode(
+        Generator(model, use_cache=False), sources, beam_size=1, alpha=0.6
     )
     np.testing.assert_array_equal(cached_sequences, sequences)
     np.testing.assert_allclose(cached_scores, scores, rtol=1e-4, atol=1e-5)
@@ -349,11 +360,13 @@ def test_cached_greedy_equals_full_recomputation_bf16_and_learned(sources, optio
         dropout_rate=0.0, **options,
     )
     ids, max_lengths = sources
-    greedy = dict(max_length=MAX_LENGTH, beam_size=1)
     with _no_grad():
-        cached, cached_scores = generate(variant, ids, max_lengths, 0.6, 0, **greedy)
+        cached, cached_scores = generate(
+            variant, ids, max_lengths, MAX_LENGTH, SearchRequest(beam_size=1), alpha=0.6
+        )
         uncached, scores = generate(
-            variant, ids, max_lengths, 0.6, 0, use_cache=False, **greedy
+            variant, ids, max_lengths, MAX_LENGTH,
+            SearchRequest(beam_size=1, use_cache=False), alpha=0.6,
         )
     np.testing.assert_array_equal(to_numpy(cached), to_numpy(uncached))
     tolerance = 2e-2 if "dtype" in options else 1e-5
@@ -395,12 +408,16 @@ def test_beam_scores_equal_full_forward_log_probability(model, sources, cached_r
 
 
 def test_beam_size_one_equals_greedy_model(model, sources, cached_results):
+    # Beam search with one beam (which `DecodeOptions` cannot ask for),
+    # compiled as `Generator` compiles, against the compiled greedy search.
     ids, max_lengths = sources
-    generator = cached_results["generator"]
-    beam, _ = generator(
-        ids, max_lengths, max_length=MAX_LENGTH, beam_size=1, alpha=0.0, search="beam"
+    request = SearchRequest(search="beam", beam_size=1)
+    search = compile_for_backend(
+        model,
+        lambda x, lengths: generate(model, x, lengths, MAX_LENGTH, request, alpha=0.0),
     )
-    np.testing.assert_array_equal(beam, cached_results["greedy"][0])
+    beam, _ = search(ops.convert_to_tensor(ids), ops.convert_to_tensor(max_lengths))
+    np.testing.assert_array_equal(to_numpy(beam), cached_results["greedy"][0])
 
 
 @pytest.mark.skipif(keras.config.backend() == "torch", reason="torch is not traced")
@@ -408,9 +425,8 @@ def test_generator_does_not_retrace_for_new_inputs(sources, cached_results):
     ids, max_lengths = sources
     generator = cached_results["generator"]
     count = generator.trace_count
-    greedy = dict(max_length=MAX_LENGTH, beam_size=1)
-    generator(ids[::-1].copy(), max_lengths[::-1].copy(), **greedy)
-    generator(ids, np.minimum(max_lengths, 9), alpha=1.0, **greedy)
+    _decode(generator, (ids[::-1].copy(), max_lengths[::-1].copy()), beam_size=1)
+    _decode(generator, (ids, np.minimum(max_lengths, 9)), beam_size=1, alpha=1.0)
     assert generator.trace_count == count
 
 
@@ -420,11 +436,11 @@ def test_uncached_prefix_decoding_in_a_python_loop(model, sources, cached_result
     ids, max_lengths = sources
     ids, max_lengths = ids[1:3], max_lengths[1:3]
     with _no_grad():
-        sequences, _ = generate(
-            model, ids, max_lengths, 0.6, 0, max_length=MAX_LENGTH, beam_size=1,
-            use_cache=False, python_loop=True, decode_fn=compiled_decode(model),
-            prefix_multiple=8,
+        request = SearchRequest(
+            beam_size=1, use_cache=False, python_loop=True,
+            decode_fn=compiled_decode(model), prefix_multiple=8,
         )
+        sequences, _ = generate(model, ids, max_lengths, MAX_LENGTH, request, alpha=0.6)
     np.testing.assert_array_equal(to_numpy(sequences), cached_results["greedy"][0][1:3])
 
 
@@ -490,11 +506,8 @@ def test_growing_cache_equals_one_full_buffer(model, sources, cached_results, se
     # outputs must be those of one 16-position buffer (the fixture's
     # Generator: cache_lengths(16) is one stage). The random model rarely
     # ends a sentence, so rows run through every stage to their limits.
-    ids, max_lengths = sources
     generator = Generator(model, cache_growth=4)
-    sequences, scores = generator(
-        ids, max_lengths, max_length=MAX_LENGTH, alpha=0.6, **search
-    )
+    sequences, scores = _decode(generator, sources, alpha=0.6, **search)
     expected = cached_results["greedy" if search["beam_size"] == 1 else "beam"]
     assert np.max(np.sum(expected[0] != PAD_ID, axis=-1)) > 8  # the last stage ran
     np.testing.assert_array_equal(sequences, expected[0])
@@ -504,11 +517,27 @@ def test_growing_cache_equals_one_full_buffer(model, sources, cached_results, se
 def test_cache_growth_is_checked():
     with pytest.raises(ValueError, match="cache_growth"):
         Generator(None, cache_growth=0)
+    with pytest.raises(ValueError, match="cache_growth"):
+        SearchRequest(cache_growth=0)
     with pytest.raises(ValueError, match="grow_cache needs cache_stages"):
         greedy_search(
             _toy_tokens_to_logits(_toy_tables(1, 0)), {"row": np.zeros((1,), "int32")},
             TOY_MAX_LENGTH, grow_cache=lambda cache, length: cache,
         )
+
+
+def test_search_request_and_generator_arguments_are_checked():
+    with pytest.raises(ValueError, match="search must be one of"):
+        SearchRequest(search="nucleus")
+    for search in ("greedy", "sample"):
+        with pytest.raises(ValueError, match="search has no beams"):
+            SearchRequest(search=search, beam_size=4)
+    with pytest.raises(ValueError, match="temperature must be a number > 0"):
+        SearchRequest(search="sample", beam_size=1, temperature=0.0)
+    with pytest.raises(ValueError, match="jit_compile"):
+        Generator(None, jit_compile="yes")
+    assert SearchRequest(beam_size=1).kind == "greedy"
+    assert SearchRequest().kind == "beam"
 
 
 def _no_grad():
@@ -551,22 +580,17 @@ def test_torch_compiled_loop_body_equals_eager(model, sources, cached_results):
     # the beam bookkeeping) runs through torch.compile; same results as eager.
     import torch
 
-    ids, max_lengths = sources
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
     torch._dynamo.utils.compilation_time_metrics.clear()
     compiled = Generator(model, jit_compile=True)
-    beam = compiled(
-        ids, max_lengths, max_length=MAX_LENGTH, beam_size=4, alpha=0.6, num_return=3
-    )
+    beam = _decode(compiled, sources, beam_size=4, alpha=0.6, num_return=3)
     np.testing.assert_array_equal(beam[0], cached_results["beam"][0])
     np.testing.assert_allclose(beam[1], cached_results["beam"][1], rtol=1e-4, atol=1e-5)
     # Traced once: no restart of the analysis for the layers' float
     # attributes, no recompilation when the eager first iteration's views
     # give way to the compiled outputs, none for a second batch.
-    again = compiled(
-        ids, max_lengths, max_length=MAX_LENGTH, beam_size=4, alpha=0.6, num_return=3
-    )
+    again = _decode(compiled, sources, beam_size=4, alpha=0.6, num_return=3)
     np.testing.assert_array_equal(again[0], beam[0])
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1
     attempts = {

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from keras_transformer import Transformer
-from keras_transformer.decoding import Generator
+from keras_transformer.decoding import DecodeOptions, Generator
 from keras_transformer.decoding.forced import alignments, shift_right, token_log_probs
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
@@ -29,9 +29,12 @@ def searched(model):
     for row, length in enumerate([2, 6, 10]):
         ids[row, : length - 1] = rng.integers(4, 48, length - 1)
         ids[row, length - 1] = EOS_ID
-    sequences, scores = Generator(model)(
-        ids, np.array([12, 7, 12], "int32"), max_length=MAX_LENGTH, beam_size=3,
-        alpha=0.0, num_return=2,
+    # Raw ids (no EOS; the last column held only EOS): `prepare_sources`
+    # inside `Generator.decode` turns them back into ``ids``.
+    raw = np.where(ids == EOS_ID, PAD_ID, ids)[:, :-1]
+    options = DecodeOptions(beam_size=3, alpha=0.0, num_return=2, max_extra_length=MAX_LENGTH)
+    sequences, scores = Generator(model).decode(
+        raw, options, MAX_LENGTH, output_caps=np.array([12, 7, 12], "int32")
     )
     return ids, sequences, scores
 
