@@ -11,6 +11,7 @@ import pytest
 
 from keras_transformer.cli.main import build_parser
 from keras_transformer.training.config import TrainConfig
+from keras_transformer.cli import commands
 from keras_transformer.cli.main import main
 
 COMMANDS = (
@@ -223,14 +224,13 @@ def test_evaluate_and_average_from_the_run_directory(trained_run, tmp_path, caps
 def test_export_passes_the_options_and_the_runs_decoding_settings(
     tmp_path, monkeypatch, capsys
 ):
-    from keras_transformer.export import saved_model as export
     calls = []
 
     def fake_export(*args, **kwargs):
         calls.append((args, kwargs))
         return str(tmp_path / "exported" / "2")
 
-    monkeypatch.setattr(export, "export_saved_model", fake_export)
+    monkeypatch.setattr(commands, "export_saved_model", fake_export)
     TrainConfig(beam_size=6).resolved().save(tmp_path / "config.json")
     code = main(
         ["export", "--model-dir", str(tmp_path), "--export-dir",
@@ -257,15 +257,13 @@ def test_export_passes_the_options_and_the_runs_decoding_settings(
 
 
 def test_export_ctranslate2_and_n_best_flags(tmp_path, monkeypatch, capsys):
-    from keras_transformer import ctranslate2_export, export
-
     calls = []
     monkeypatch.setattr(
-        ctranslate2_export, "export_run_directory_to_ctranslate2",
+        commands, "export_run_directory_to_ctranslate2",
         lambda *args, **kwargs: calls.append(("ct2", args, kwargs)),
     )
     monkeypatch.setattr(
-        export, "export_saved_model",
+        commands, "export_saved_model",
         lambda *args, **kwargs: calls.append(("saved_model", args, kwargs)) or "x/1",
     )
     base = ["export", "--model-dir", str(tmp_path), "--export-dir", str(tmp_path / "e")]

@@ -1,4 +1,4 @@
-"""`keras_transformer.host_memory`: freed host memory kept in the process."""
+"""`keras_transformer.training.host_memory`: freed host memory kept in the process."""
 
 import subprocess
 import sys
@@ -18,7 +18,7 @@ from keras_transformer.training.host_memory import resolve_retain_host_memory
 PROBE = textwrap.dedent(
     """
     import ctypes, json
-    from keras_transformer.host_memory import retain_freed_memory
+    from keras_transformer.training.host_memory import retain_freed_memory
     libc = ctypes.CDLL("libc.so.6")
     libc.malloc.restype = ctypes.c_void_p
     libc.malloc.argtypes = [ctypes.c_size_t]
