@@ -200,8 +200,9 @@ class Translator:
     def _source_ids(self, token_ids):
         """Appends EOS and truncates; returns (list of lists, count truncated).
 
-        (For callers that feed `Generator` EOS-terminated ids; `generate`
-        prepares sources with `prepare_sources` inside the compiled graph.)
+        For `attention_weights`, which runs the model on one source outside
+        the search (`generate` prepares its sources with `prepare_sources`
+        inside the compiled graph).
         """
         sources, truncated = [], 0
         for ids in token_ids:
