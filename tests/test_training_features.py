@@ -18,9 +18,9 @@ import keras
 import numpy as np
 import pytest
 
-from keras_transformer.training.callbacks import BestCheckpoint
-from keras_transformer.training.callbacks import StepLimit
-from keras_transformer.training.callbacks import ema_weights
+from keras_transformer.training.best_checkpoint import BestCheckpoint
+from keras_transformer.training.stop_conditions import StepLimit
+from keras_transformer.training.optimizer_state import ema_weights
 from keras_transformer.training.checkpoints import average_checkpoints
 from keras_transformer.training.checkpoints import list_checkpoints
 from keras_transformer.training.config import TrainConfig
@@ -29,7 +29,9 @@ from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 from keras_transformer.models.transformer.transformer import Transformer
 from keras_transformer.utils.file_io import load_model
 from keras_transformer.objectives.schedules import TransformerSchedule
-from keras_transformer.training.trainer import _count_updates_in_schedule
+from keras_transformer.utils.private_apis import (
+    schedule_at_update_count as _count_updates_in_schedule,
+)
 from keras_transformer.training.trainer import _schedule
 from keras_transformer.training.trainer import build_model
 from keras_transformer.training.trainer import build_optimizer
@@ -262,7 +264,7 @@ def selected(tmp_path_factory):
     runs for real but its score is replaced by `weight_score` of the
     translated model: the test can then tell which average was chosen.
     """
-    import keras_transformer.final_model as final_model
+    import keras_transformer.training.model_selection as final_model
 
     real = final_model.evaluate_translations
     calls = []

@@ -12,9 +12,9 @@ import pytest
 from keras_transformer.training.config import TrainConfig
 from keras_transformer.data import default_task_splits
 from keras_transformer.data import write_lines
-from keras_transformer.training.callbacks import PruneCheckpoints
-from keras_transformer.training.callbacks import StepLimit
-from keras_transformer.training.callbacks import TimeBudget
+from keras_transformer.training.epoch_checkpoints import PruneCheckpoints
+from keras_transformer.training.stop_conditions import StepLimit
+from keras_transformer.training.stop_conditions import TimeBudget
 from keras_transformer.training.trainer import _schedule
 from keras_transformer.training.trainer import train
 

@@ -9,7 +9,7 @@ variable; the result is an ordinary `Transformer` that translates.
 Example:
 
 ```python
-from keras_transformer.checkpoints import average_checkpoints
+from keras_transformer import average_checkpoints
 average_checkpoints("runs/model/checkpoints", last_n=5,
                     output_path="runs/model/averaged")  # + vocab.spm copied
 ```

@@ -24,8 +24,8 @@ The command line builds its ``train`` flags from the fields' metadata
 """
 
 import dataclasses
+import functools
 import json
-import math
 import os
 import typing
 
@@ -37,19 +37,27 @@ from keras_transformer.models.transformer.transformer_presets import (
     PRESETS,
     constructor_argument_names,
 )
+from keras_transformer.special_tokens import RESERVED_PIECES
 from keras_transformer.training.distribution import DISTRIBUTIONS
 from keras_transformer.utils.run_files import CONFIG_FILENAME
+from keras_transformer.utils.validation import (
+    check_choice,
+    check_int,
+    check_number,
+    check_rate,
+)
 
 BACKENDS = ("tensorflow", "jax", "torch")
 KEEP_BEST = ("bleu", "loss")
 FINAL_MODELS = ("last", "best", "average")
+BUCKETINGS = ("separate", "joint", "packed")
 
 # Settings of the embedded default task (no data arguments). Chosen so that
 # `keras-transformer train` reaches >= 90% exact match on the 1000 held-out
 # test numbers within 5 minutes on 2 CPU cores, vocabulary training and
-# evaluation included. The model is already right on >99% of the validation
-# tokens after 5 epochs; a few learning-rate spikes later on are why the
-# final model averages the last 3 epoch checkpoints (as the paper averages 5).
+# evaluation included. The final model averages the last 3 epoch checkpoints
+# (as the paper averages 5), which smooths over occasional late spikes in
+# training.
 DEFAULT_TASK_SETTINGS = dict(
     output_dir=os.path.join("runs", "numbers"),
     preset="tiny",
@@ -78,11 +86,98 @@ USER_DATA_SETTINGS = dict(
 _AUTO = "auto: depends on the data (default task or your files)"
 
 
-def _field(default, doc, **metadata):
-    """A field with its one-line ``doc`` (the CLI's help) and CLI metadata:
-    ``flags`` (extra flag spellings), ``metavar``, ``cli=False`` (no flag;
-    ``--set`` still works)."""
+def _field(default, doc, check=None, **metadata):
+    """A field with its one-line ``doc`` (the CLI's help), its value check
+    and CLI metadata.
+
+    Args:
+        default: the default value.
+        doc: str. One line: ``keras-transformer train --help`` and the
+            reference in docs/training.md print it.
+        check: a function ``(key, value)`` that raises a ValueError naming
+            the key when the value is out of range (the type is checked from
+            the annotation before). None: any value of the type.
+        **metadata: ``flags`` (extra flag spellings), ``metavar``,
+            ``cli=False`` (no flag; ``--set`` still works).
+    """
+    if check is not None:
+        metadata["check"] = check
     return dataclasses.field(default=default, metadata=dict(metadata, doc=doc))
+
+
+# --- value checks of single fields (``check`` metadata) ---
+
+
+def _positive(name, value):
+    """None, or a finite number > 0 (counts of updates, tokens, minutes)."""
+    if value is None:
+        return
+    check_number(name, value)
+    if value <= 0:
+        raise ValueError(f"{name} must be positive. Received: {name}={value!r}")
+
+
+def _int_at_least(minimum, allow_none=True):
+    """An int >= ``minimum`` (or None, with ``allow_none``)."""
+    return functools.partial(check_int, minimum=minimum, allow_none=allow_none)
+
+
+def _one_of(*choices):
+    return functools.partial(check_choice, choices=choices)
+
+
+def _check_preset(name, value):
+    if value is not None and value not in PRESETS:
+        raise ValueError(f"Unknown preset {value!r}. Available presets: {sorted(PRESETS)}")
+
+
+def _check_model_overrides(name, value):
+    """Keyword arguments of `Transformer`, the vocabulary size excepted."""
+    for key in value:
+        if not isinstance(key, str):
+            raise ConfigTypeError(f"{name} keys must be str. Received: {key!r}")
+    if "vocabulary_size" in value:
+        raise ValueError(
+            f"{name} must not set vocabulary_size: the model's vocabulary is the "
+            "tokenizer's. Set the top-level vocabulary_size instead."
+        )
+    valid = constructor_argument_names(Transformer)
+    unknown = sorted(set(value) - set(valid))
+    if unknown:
+        raise ValueError(
+            f"Unknown model argument(s) in {name}: {unknown}. "
+            f"Valid arguments: {sorted(valid)}"
+        )
+
+
+def _check_vocabulary_size(name, value):
+    """None, or more pieces than the reserved ones (PAD, UNK, BOS, EOS)."""
+    if value is not None and value <= len(RESERVED_PIECES):
+        raise ValueError(
+            f"{name} must exceed the {len(RESERVED_PIECES)} reserved pieces. "
+            f"Received: {name}={value}"
+        )
+
+
+def _check_decay(name, value):
+    """None, or a moving-average decay in (0, 1)."""
+    if value is None:
+        return
+    check_number(name, value)
+    if not 0.0 < value < 1.0:
+        raise ValueError(
+            f"{name} must be in (0, 1), e.g. 0.999, or null. Received: {name}={value}"
+        )
+
+
+def _check_average_last_n(name, value):
+    """None, a positive int, or a non-empty list of them."""
+    candidates = value if isinstance(value, list) else [value]
+    if not candidates or any(n is not None and n <= 0 for n in candidates):
+        raise ValueError(
+            f"{name} must be a positive int or a non-empty list of them. "
+            f"Received: {name}={value!r}"
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +194,7 @@ class TrainConfig:
         dtype_policy: str. E.g. "mixed_bfloat16", or "auto": mixed_bfloat16
             where the device multiplies bfloat16 natively (Ampere+ GPUs,
             TPUs, CPUs with AVX512-BF16/AMX-BF16/ARM BF16), else float32
-            (`keras_transformer.precision`). Defaults to None (float32).
+            (`keras_transformer.training.precision`). Defaults to None (float32).
         train_src, train_tgt: str. Parallel training files (plain or gzip).
             None for both trains on the embedded default task.
         valid_src, valid_tgt: str. Validation files (loss/accuracy each
@@ -205,11 +300,15 @@ class TrainConfig:
 
     # --- model ---
     preset: typing.Optional[str] = _field(
-        None, "model preset: tiny, small, base or big; " + _AUTO
+        None, "model preset: tiny, small, base or big; " + _AUTO, check=_check_preset
     )
     model_overrides: dict = dataclasses.field(
         default_factory=dict,
-        metadata={"doc": "preset arguments to replace", "cli": False},
+        metadata={
+            "doc": "preset arguments to replace",
+            "cli": False,
+            "check": _check_model_overrides,
+        },
     )
     dtype_policy: typing.Optional[str] = _field(
         None, "e.g. mixed_bfloat16, or auto: mixed_bfloat16 where the device "
@@ -225,46 +324,55 @@ class TrainConfig:
     test_src: typing.Optional[str] = _field(None, "test source file (final score)")
     test_tgt: typing.Optional[str] = _field(None, "test target file")
     vocabulary_size: typing.Optional[int] = _field(
-        None, "shared BPE vocabulary size; " + _AUTO
+        None, "shared BPE vocabulary size; " + _AUTO, check=_check_vocabulary_size
     )
     max_length: typing.Optional[int] = _field(
-        None, "longest sequence in tokens; " + _AUTO
+        None, "longest sequence in tokens; " + _AUTO, check=_int_at_least(2)
     )
     tokens_per_batch: typing.Optional[int] = _field(
-        None, "padded tokens per batch; " + _AUTO
+        None, "padded tokens per batch; " + _AUTO, check=_positive
     )
-    bucket_step: int = _field(8, "length bucket width in tokens")
+    bucket_step: int = _field(8, "length bucket width in tokens", check=_positive)
     bucketing: str = _field(
-        "separate", "'separate': each side padded to its own length bucket; 'joint': both to the longer side's; 'packed': several pairs per row of max_length tokens"
+        "separate",
+        "'separate': each side padded to its own length bucket; 'joint': both to the longer side's; 'packed': several pairs per row of max_length tokens",
+        check=_one_of(*BUCKETINGS),
     )
     # --- schedule ---
-    epochs: typing.Optional[int] = _field(None, "number of epochs; " + _AUTO)
+    epochs: typing.Optional[int] = _field(
+        None, "number of epochs; " + _AUTO, check=_positive
+    )
     steps_per_epoch: typing.Optional[int] = _field(
-        None, "optimizer updates per epoch (checkpoint interval); null: one pass"
+        None, "optimizer updates per epoch (checkpoint interval); null: one pass",
+        check=_positive,
     )
     max_steps: typing.Optional[int] = _field(
-        None, "stop after this many optimizer updates in total"
+        None, "stop after this many optimizer updates in total", check=_positive
     )
     time_budget_minutes: typing.Optional[float] = _field(
-        None, "stop training after MINUTES", flags=("--time-budget",), metavar="MINUTES"
+        None, "stop training after MINUTES", check=_positive,
+        flags=("--time-budget",), metavar="MINUTES",
     )
     accumulate_steps: int = _field(
-        1, "gradient accumulation: batches averaged into each optimizer update"
+        1, "gradient accumulation: batches averaged into each optimizer update",
+        check=_positive,
     )
     warmup_steps: typing.Optional[int] = _field(
-        None, "learning-rate warmup in updates; " + _AUTO
+        None, "learning-rate warmup in updates; " + _AUTO, check=_positive
     )
     learning_rate_scale: typing.Optional[float] = _field(
-        None, "multiplies the paper's learning rate; " + _AUTO, flags=("--lr-scale",)
+        None, "multiplies the paper's learning rate; " + _AUTO, check=_positive,
+        flags=("--lr-scale",),
     )
     decay_steps: typing.Optional[int] = _field(
         None, "also decay the learning rate linearly to zero at this update; "
-        "null: the paper's schedule"
+        "null: the paper's schedule", check=_positive,
     )
-    label_smoothing: float = _field(0.1, "eps_ls (0.1 in the paper)")
+    label_smoothing: float = _field(0.1, "eps_ls (0.1 in the paper)", check=check_rate)
     ema_decay: typing.Optional[float] = _field(
         None, "moving average of the weights with this decay per update (e.g. "
         "0.999), used for validation and the final model; null: none",
+        check=_check_decay,
     )
     seed: int = _field(0, "random seed")
     # --- outputs ---
@@ -274,56 +382,70 @@ class TrainConfig:
     average_last_n: typing.Union[int, typing.List[int], None] = _field(
         None, "final_model average: average the last N epoch checkpoints; a "
         "list (3,5,8) chooses N by greedy validation BLEU after training; " + _AUTO,
+        check=_check_average_last_n,
         metavar="N[,N...]",
     )
     keep_checkpoints: typing.Optional[int] = _field(
-        None, "keep only the newest N epoch checkpoints; null keeps all"
+        None, "keep only the newest N epoch checkpoints; null keeps all",
+        check=_positive,
     )
     # --- validation during training ---
     valid_bleu_sentences: typing.Optional[int] = _field(
         0, "validation BLEU: greedy-decode the first N validation sentences "
         "(null: all; 0: off)",
+        check=_int_at_least(0),
     )
     eval_every_steps: typing.Optional[int] = _field(
-        None, "validation BLEU every N updates; null: each epoch"
+        None, "validation BLEU every N updates; null: each epoch", check=_positive
     )
     keep_best: typing.Optional[str] = _field(
         None, "keep the best checkpoint by validation bleu or loss "
         "(checkpoints/best/); null: none",
+        check=_one_of(None, *KEEP_BEST),
     )
     patience: typing.Optional[int] = _field(
         None, "stop when the keep_best value has not improved for N "
         "evaluations; null: never",
+        check=_positive,
     )
     final_model: typing.Optional[str] = _field(
         None, "the final model: last, best or average weights; auto: best "
         "with keep_best, else last with ema_decay, else average",
+        check=_one_of(None, *FINAL_MODELS),
     )
     # --- decoding and evaluation ---
     beam_size: int = _field(4, "beam size of the final evaluation")
     alpha: float = _field(0.6, "length penalty of the final evaluation")
     max_extra_length: int = _field(50, "output length limit = source length + N")
     eval_sentences: typing.Optional[int] = _field(
-        None, "score at most N test sentences after training (null: all; 0: skip)"
+        None, "score at most N test sentences after training (null: all; 0: skip)",
+        check=_int_at_least(0),
     )
-    num_samples: int = _field(5, "sample translations to print")
+    num_samples: int = _field(
+        5, "sample translations to print", check=_int_at_least(0, allow_none=False)
+    )
     # --- runtime ---
     backend: typing.Optional[str] = _field(
-        None, "tensorflow, jax or torch", cli=False  # The --backend flag.
+        None, "tensorflow, jax or torch", check=_one_of(None, *BACKENDS),
+        cli=False,  # The --backend flag.
     )
     jit_compile: typing.Union[bool, str] = _field(
-        "auto", "passed to model.compile: true, false or auto"
+        "auto", "passed to model.compile: true, false or auto",
+        check=_one_of("auto", True, False),
     )
     retain_host_memory: typing.Union[bool, str] = _field(
         "auto", "keep freed host memory in the process (glibc malloc, no "
         "munmap of large tensors each step): true, false or auto (on for "
         "TensorFlow)",
+        check=_one_of("auto", True, False),
     )
     distribution: str = _field(
-        "none", "none, data, model (JAX) or multi-worker (TensorFlow)"
+        "none", "none, data, model (JAX) or multi-worker (TensorFlow)",
+        check=_one_of(*DISTRIBUTIONS),
     )
     verbose: typing.Union[int, str] = _field(
-        "auto", "0 silent, 1 progress bars, 2 one line per epoch, or auto"
+        "auto", "0 silent, 1 progress bars, 2 one line per epoch, or auto",
+        check=_one_of("auto", 0, 1, 2),
     )
 
     def __post_init__(self):
@@ -380,7 +502,6 @@ class TrainConfig:
             if path.endswith(".json"):
                 values = json.loads(text)
             else:
-
                 values = yaml.safe_load(text)
         except ValueError as error:  # json.JSONDecodeError
             raise ValueError(f"Cannot parse {path!r} as JSON: {error}") from error
@@ -433,122 +554,22 @@ class TrainConfig:
     # --- validation ---
 
     def _check_values(self):
-        if self.preset is not None and self.preset not in PRESETS:
-            raise ValueError(
-                f"Unknown preset {self.preset!r}. Available presets: {sorted(PRESETS)}"
-            )
-        for key in self.model_overrides:
-            if not isinstance(key, str):
-                raise ConfigTypeError(
-                    f"model_overrides keys must be str. Received: {key!r}"
-                )
-        if "vocabulary_size" in self.model_overrides:
-            raise ValueError(
-                "model_overrides must not set vocabulary_size: the model's "
-                "vocabulary is the tokenizer's. Set the top-level "
-                "vocabulary_size instead."
-            )
-        valid = constructor_argument_names(Transformer)
-        unknown = sorted(set(self.model_overrides) - set(valid))
-        if unknown:
-            raise ValueError(
-                f"Unknown model argument(s) in model_overrides: {unknown}. "
-                f"Valid arguments: {sorted(valid)}"
-            )
-        for name in ("train", "valid", "test"):
-            src, tgt = getattr(self, f"{name}_src"), getattr(self, f"{name}_tgt")
-            if (src is None) != (tgt is None):
-                raise ValueError(
-                    f"{name}_src and {name}_tgt go together. Received: "
-                    f"{name}_src={src!r}, {name}_tgt={tgt!r}"
-                )
-        if self.uses_default_task and (self.valid_src or self.test_src):
-            raise ValueError(
-                "valid_src/test_src need training files too (train_src and "
-                "train_tgt); without them the embedded default task is used."
-            )
-        positive = (
-            "vocabulary_size", "max_length", "tokens_per_batch", "bucket_step", "epochs",
-            "steps_per_epoch", "max_steps", "warmup_steps",
-            "keep_checkpoints", "accumulate_steps", "eval_every_steps", "patience",
-            "decay_steps",
-        )  # fmt: skip
-        for name in positive:
-            value = getattr(self, name)
-            if value is not None and value <= 0:
-                raise ValueError(f"{name} must be positive. Received: {name}={value}")
-        self._check_average_last_n()
-        for name in ("time_budget_minutes", "learning_rate_scale"):
-            value = getattr(self, name)
-            if value is not None and not (value > 0 and math.isfinite(value)):
-                raise ValueError(f"{name} must be positive. Received: {name}={value}")
-        if (
-            self.decay_steps is not None
-            and self.warmup_steps is not None
-            and self.decay_steps <= self.warmup_steps
-        ):
-            raise ValueError(
-                "decay_steps must exceed warmup_steps (the rate decays after "
-                f"warming up). Received: decay_steps={self.decay_steps}, "
-                f"warmup_steps={self.warmup_steps}"
-            )
-        if self.vocabulary_size is not None and self.vocabulary_size <= 4:
-            raise ValueError(
-                "vocabulary_size must exceed the 4 reserved pieces. "
-                f"Received: vocabulary_size={self.vocabulary_size}"
-            )
-        if self.max_length is not None and self.max_length < 2:
-            raise ValueError(f"max_length must be >= 2. Received: {self.max_length}")
-        if (
-            self.max_length is not None
-            and self.tokens_per_batch is not None
-            and self.tokens_per_batch < self.max_length
-        ):
-            raise ValueError(
-                "tokens_per_batch must be >= max_length. Received: "
-                f"tokens_per_batch={self.tokens_per_batch}, "
-                f"max_length={self.max_length}"
-            )
-        if not 0.0 <= self.label_smoothing < 1.0:
-            raise ValueError(
-                f"label_smoothing must be in [0, 1). Received: {self.label_smoothing}"
-            )
+        """Each field's own ``check`` (its metadata), then the rules that
+        relate fields; an error names the key."""
+        for field in dataclasses.fields(self):
+            check = field.metadata.get("check")
+            if check is not None:
+                check(field.name, getattr(self, field.name))
+        self._check_data_files()
+        self._check_schedule()
         # The decode keys: the one validation of `DecodeOptions`.
         DecodeOptions(
             beam_size=self.beam_size,
             alpha=self.alpha,
             max_extra_length=self.max_extra_length,
         )
+        self._check_average_choice()
         self._check_validation_values()
-        for name in ("eval_sentences", "num_samples", "valid_bleu_sentences"):
-            if getattr(self, name) is not None and getattr(self, name) < 0:
-                raise ValueError(
-                    f"{name} must be >= 0. Received: {name}={getattr(self, name)}"
-                )
-        if self.backend is not None and self.backend not in BACKENDS:
-            raise ValueError(
-                f"backend must be one of {BACKENDS}. Received: backend={self.backend!r}"
-            )
-        if self.bucketing not in ("separate", "joint", "packed"):
-            raise ValueError(
-                "bucketing must be 'separate', 'joint' or 'packed'. "
-                f"Received: bucketing={self.bucketing!r}"
-            )
-        if self.distribution not in DISTRIBUTIONS:
-            raise ValueError(
-                f"distribution must be one of {DISTRIBUTIONS}. "
-                f"Received: distribution={self.distribution!r}"
-            )
-        for key in ("jit_compile", "retain_host_memory"):
-            value = getattr(self, key)
-            if value not in ("auto", True, False):
-                raise ValueError(
-                    f"{key} must be true, false or 'auto'. Received: {key}={value!r}"
-                )
-        if self.verbose not in ("auto", 0, 1, 2):
-            raise ValueError(
-                f"verbose must be 'auto', 0, 1 or 2. Received: verbose={self.verbose!r}"
-            )
 
     def _auto_final_model(self):
         """The final model an unset (auto) ``final_model`` resolves to."""
@@ -562,18 +583,49 @@ class TrainConfig:
             return None
         return sorted(set(value)) if isinstance(value, list) else [value]
 
-    def _check_average_last_n(self):
-        value = self.average_last_n
-        if isinstance(value, list) and not value:
-            raise ValueError(
-                "average_last_n must be a positive int or a non-empty list of "
-                "them. Received: average_last_n=[]"
-            )
-        for n in self.average_candidates or []:
-            if n <= 0:
+    def _check_data_files(self):
+        """Source and target files come in pairs; valid/test need train files."""
+        for name in ("train", "valid", "test"):
+            src, tgt = getattr(self, f"{name}_src"), getattr(self, f"{name}_tgt")
+            if (src is None) != (tgt is None):
                 raise ValueError(
-                    f"average_last_n must be positive. Received: average_last_n={value}"
+                    f"{name}_src and {name}_tgt go together. Received: "
+                    f"{name}_src={src!r}, {name}_tgt={tgt!r}"
                 )
+        if self.uses_default_task and (self.valid_src or self.test_src):
+            raise ValueError(
+                "valid_src/test_src need training files too (train_src and "
+                "train_tgt); without them the embedded default task is used."
+            )
+
+    def _check_schedule(self):
+        """The rate decays after its warmup; a batch holds a longest sequence."""
+        if (
+            self.decay_steps is not None
+            and self.warmup_steps is not None
+            and self.decay_steps <= self.warmup_steps
+        ):
+            raise ValueError(
+                "decay_steps must exceed warmup_steps (the rate decays after "
+                f"warming up). Received: decay_steps={self.decay_steps}, "
+                f"warmup_steps={self.warmup_steps}"
+            )
+        if (
+            self.max_length is not None
+            and self.tokens_per_batch is not None
+            and self.tokens_per_batch < self.max_length
+        ):
+            raise ValueError(
+                "tokens_per_batch must be >= max_length. Received: "
+                f"tokens_per_batch={self.tokens_per_batch}, "
+                f"max_length={self.max_length}"
+            )
+
+    def _check_average_choice(self):
+        """A list of ``average_last_n`` chooses an average on validation BLEU:
+        the final model must be an average, and your data needs validation
+        files."""
+        value = self.average_last_n
         if not isinstance(value, list):
             return
         final = self.final_model or self._auto_final_model()
@@ -591,22 +643,8 @@ class TrainConfig:
             )
 
     def _check_validation_values(self):
-        """EMA, validation BLEU, the best checkpoint, patience, the final model."""
-        if self.ema_decay is not None and not 0.0 < self.ema_decay < 1.0:
-            raise ValueError(
-                "ema_decay must be in (0, 1), e.g. 0.999, or null. "
-                f"Received: ema_decay={self.ema_decay}"
-            )
-        if self.keep_best not in (None, *KEEP_BEST):
-            raise ValueError(
-                "keep_best must be 'bleu', 'loss' or null. "
-                f"Received: keep_best={self.keep_best!r}"
-            )
-        if self.final_model not in (None, *FINAL_MODELS):
-            raise ValueError(
-                "final_model must be 'last', 'best' or 'average'. "
-                f"Received: final_model={self.final_model!r}"
-            )
+        """What validation BLEU, the best checkpoint, patience and the final
+        model need of each other and of the data."""
         bleu_off = self.valid_bleu_sentences == 0
         if self.keep_best == "bleu" and bleu_off:
             raise ValueError(

@@ -3,9 +3,9 @@
 `evaluate_translations` translates with a `Translator` and scores the
 hypotheses three ways: exact match (the default task's score), cased
 detokenized sacreBLEU and lowercased tokenized BLEU (see
-`keras_transformer.bleu`); `format_evaluation` prints them with their
+`keras_transformer.training.bleu`); `format_evaluation` prints them with their
 signatures. Training uses them for the final score and, greedily on the
-validation set, for validation BLEU (`keras_transformer.callbacks`); the
+validation set, for validation BLEU (`keras_transformer.training.validation_bleu`); the
 ``keras-transformer evaluate`` command for any test set.
 
 Example:
@@ -32,7 +32,7 @@ class EvaluationResult:
     Args:
         num_sentences: int. Sentences scored.
         exact_match: float. Fraction of hypotheses equal to their reference.
-        bleu: `keras_transformer.bleu.BleuResult`. Cased detokenized BLEU.
+        bleu: `keras_transformer.training.bleu.BleuResult`. Cased detokenized BLEU.
         tokenized_bleu: `BleuResult`. Lowercased tokenized BLEU.
         hypotheses: list of str.
         seconds: float. Translation time.

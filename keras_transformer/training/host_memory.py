@@ -64,8 +64,9 @@ def retain_freed_memory():
 def resolve_retain_host_memory(setting, backend):
     """Whether ``retain_host_memory`` (True, False or "auto") applies.
 
-    "auto" means on for the TensorFlow backend, where it was measured to
-    help, and off for JAX (measured: no effect) and PyTorch (not measured).
+    "auto" means on for the TensorFlow backend, whose CPU steps it speeds
+    up, and off for JAX, where it makes no difference, and for PyTorch,
+    where it is unmeasured (figures in benchmarks/README.md).
     """
     if setting == "auto":
         return backend == "tensorflow"

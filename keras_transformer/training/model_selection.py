@@ -23,7 +23,7 @@ def choose_final_model(model, config, run, last_epoch, best, verbose, tokenizer=
         model: the trained model, holding the last weights (Keras has
             already put the moving average in, with ``ema_decay``).
         config: the run's resolved `TrainConfig`.
-        run: its `keras_transformer.run_directory.RunDirectory`.
+        run: its `keras_transformer.training.run_directory.RunDirectory`.
         last_epoch: int. The last epoch trained (1-based; resumed runs
             count their earlier epochs).
         best: the run's `BestCheckpoint` callback, or None.

@@ -2,7 +2,7 @@
 
 One run directory holds everything a run produces, so translation and export
 use the vocabulary the model was trained with (the layout and its rules are
-`keras_transformer.run_directory`'s)::
+`keras_transformer.training.run_directory`'s)::
 
     <output_dir>/
       config.json         the resolved `TrainConfig`
@@ -25,13 +25,15 @@ aside. Every file is written to a temporary name, checked (finite weights,
 strict JSON) and then renamed into place, so a crash or a NaN loss never
 replaces a good file.
 
-The pieces: `load_data`, `build_tokenizer`, `build_datasets`, `build_model`
-(with `build_optimizer`: the paper's Adam and schedule, gradient accumulation,
-the moving average of the weights), the callbacks of
-`keras_transformer.callbacks`, `fit`, the final model
-(`keras_transformer.final_model`: last, best, or an average of checkpoints,
-its N fixed or chosen on validation) and the score
-(`keras_transformer.evaluation`).
+`train` runs these steps in order: claim the run directory (`_start_run`),
+read the data and build the vocabulary and datasets (`_prepare_data`:
+`load_data`, `build_tokenizer`, `build_datasets`), build and fit the model
+(`_fit`: `build_model` with `build_optimizer`, the paper's Adam and schedule,
+gradient accumulation and the moving average of the weights; the callbacks
+of `keras_transformer.training.run_callbacks`), save the final model
+(`_save_final_model`: last, best, or an average of checkpoints whose N is
+fixed or chosen on validation, `keras_transformer.training.model_selection`),
+then score it (`_evaluate_run`) and write ``results.json``.
 """
 
 import dataclasses
@@ -55,16 +57,12 @@ from keras_transformer.models.transformer.translator import Translator
 from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 from keras_transformer.objectives.metrics import MaskedTokenAccuracy
 from keras_transformer.objectives.schedules import transformer_optimizer
-from keras_transformer.training.callbacks import run_callbacks
 from keras_transformer.training.checkpoints import save_architecture
 from keras_transformer.training.config import TrainConfig
 from keras_transformer.training.distribution import (
     distribution_scope,
     pipeline_options_for,
 )
-
-# `EvaluationResult`, `evaluate_translations` and `format_evaluation` live in
-# `keras_transformer.evaluation`; importing them from here keeps working.
 from keras_transformer.training.evaluation import (
     evaluate_translations,
     format_evaluation,
@@ -76,6 +74,7 @@ from keras_transformer.training.host_memory import (
 )
 from keras_transformer.training.model_selection import choose_final_model
 from keras_transformer.training.precision import resolve_dtype_policy
+from keras_transformer.training.run_callbacks import run_callbacks
 from keras_transformer.training.run_directory import RESUME, RunDirectory
 from keras_transformer.utils.console import log
 from keras_transformer.utils.file_io import (
@@ -152,7 +151,6 @@ def load_data(config):
     The default task gives all three splits; for files, missing valid/test
     splits are absent from the dict.
     """
-
     if config.uses_default_task:
         return default_task_splits(seed=DEFAULT_TASK_SPLIT_SEED)
     splits = {}
@@ -173,7 +171,6 @@ def load_data(config):
 
 def build_tokenizer(config, train_pairs, verbose=1):
     """Loads ``<output_dir>/vocab.spm``, or trains it on the training text."""
-
     path = RunDirectory(config.output_dir).vocabulary_path
     if os.path.isfile(path):
         tokenizer = SubwordTokenizer.load(path)
@@ -206,7 +203,7 @@ def build_optimizer(config, d_model):
     the optimizer sums the gradients of that many batches and applies their
     mean once, so that (for a loss that is a mean over the batch) the update
     equals one batch that many times larger. Keras evaluates a learning-rate
-    schedule at the count of *batches*; `_count_updates_in_schedule` makes
+    schedule at the count of *batches*; `schedule_at_update_count` makes
     the warmup schedule count updates, as without accumulation.
 
     ``ema_decay`` sets Keras' ``use_ema``: after each update the optimizer
@@ -298,6 +295,55 @@ def train(config, callbacks=None, overwrite=False):
     print(result.evaluation.exact_match)
     ```
     """
+    config, run, resume, verbose = _start_run(config, overwrite)
+    splits, tokenizer, datasets = _prepare_data(config, run, verbose)
+    fitted = _fit(config, run, tokenizer, splits, datasets, resume, callbacks, verbose)
+    model, model_path, averaged, final, selection = fitted.model, None, [], None, None
+    evaluation, samples, eval_name = None, [], None
+    if fitted.stop_reason == "NaN loss":
+        log(
+            f"The loss became NaN: no {MODEL_FILENAME} was written. "
+            "Try a smaller learning_rate_scale or more warmup_steps.",
+            verbose,
+        )
+    else:
+        model, model_path, averaged, final, selection = _save_final_model(
+            config, run, fitted, tokenizer, splits.get("valid"), verbose
+        )
+        evaluation, samples, eval_name = _evaluate_run(
+            config, model, tokenizer, splits, verbose
+        )
+    result = TrainResult(
+        config=config,
+        output_dir=config.output_dir,
+        model_path=model_path,
+        model=model,
+        tokenizer=tokenizer,
+        history=dict(fitted.history.history),
+        initial_epoch=fitted.initial_epoch,
+        epochs_run=fitted.epochs_run,
+        steps=fitted.steps,
+        train_seconds=fitted.train_seconds,
+        stop_reason=fitted.stop_reason,
+        averaged_checkpoints=averaged,
+        evaluation=evaluation,
+        samples=samples,
+        final_model=final,
+        best=fitted.callbacks.best_summary(),
+        average_selection=selection,
+    )
+    _write_results(result, eval_name)
+    return result
+
+
+def _start_run(config, overwrite):
+    """Resolves ``config``, checks the backend and claims the run directory.
+
+    Returns:
+        ``(config, run, resume, verbose)``: the resolved config with a
+        normalized ``output_dir``, its `RunDirectory`, whether the run
+        resumes an interrupted one, and the verbosity of the log.
+    """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"train expects a TrainConfig. Received: {type(config).__name__}")
     config = config.resolved()
@@ -313,104 +359,120 @@ def train(config, callbacks=None, overwrite=False):
     config = config.replace(output_dir=os.path.normpath(config.output_dir))
     run = RunDirectory(config.output_dir)
     action = _claim(run, config, overwrite, verbose)
-    out = config.output_dir
-    os.makedirs(out, exist_ok=True)
+    os.makedirs(config.output_dir, exist_ok=True)
     keras.utils.set_random_seed(config.seed)
     data = "the embedded default task (English -> German number words)"
     if not config.uses_default_task:
         data = f"{config.train_src} -> {config.train_tgt}"
-    log(f"Training on {data} with the {backend} backend -> {out}", verbose)
+    log(f"Training on {data} with the {backend} backend -> {config.output_dir}", verbose)
     if resolve_retain_host_memory(config.retain_host_memory, backend):
         _, how = retain_freed_memory()
         log(f"retain_host_memory: {how}.", verbose)
+    return config, run, action == RESUME, verbose
 
+
+def _prepare_data(config, run, verbose):
+    """Reads the splits, loads or trains the vocabulary, writes
+    ``config.json`` and builds the datasets.
+
+    Returns:
+        ``(splits, tokenizer, (train_dataset, valid_dataset, train_report))``.
+    """
     splits = load_data(config)
     tokenizer = build_tokenizer(config, splits["train"], verbose)
     # Written now (after the vocabulary check), so that an interrupted run
     # can be resumed, translated from and inspected.
     atomic_write_json(run.config_path, config.to_dict())
-    train_dataset, valid_dataset, report = build_datasets(config, splits, tokenizer)
-    log(f"Training data: {report.summary()}", verbose)
+    datasets = build_datasets(config, splits, tokenizer)
+    log(f"Training data: {datasets[2].summary()}", verbose)
+    return splits, tokenizer, datasets
+
+
+@dataclasses.dataclass
+class _Fitted:
+    """The trained model and what `fit` did."""
+
+    model: object
+    history: object
+    callbacks: object  # The `RunCallbacks`.
+    train_seconds: float
+    initial_epoch: int
+    epochs_run: int
+    steps: int
+    stop_reason: object
+
+
+def _fit(config, run, tokenizer, splits, datasets, resume, extra_callbacks, verbose):
+    """Builds the model and trains it with the run's callbacks; a `_Fitted`."""
+    train_dataset, valid_dataset, report = datasets
     epochs, batches_per_epoch = _schedule(config, report.num_batches)
     # Build, compile and fit inside the distribution's scope (a no-op for
-    # "none"); see keras_transformer.distribution.
+    # "none"); see keras_transformer.training.distribution.
     with distribution_scope(config.distribution):
-        model = build_model(config, tokenizer.vocabulary_size)
-        log(_describe(config, model, epochs, batches_per_epoch), verbose)
-        _, reason = resolve_dtype_policy(config.dtype_policy)
-        if reason is not None:
-            log(f"dtype_policy auto: {model.dtype_policy.name} ({reason}).", verbose)
-        save_architecture(model, run.checkpoint_dir)
+        model = _build_run_model(config, run, tokenizer, epochs, batches_per_epoch, verbose)
         fit_callbacks = run_callbacks(
-            config, run, tokenizer, splits.get("valid"),
-            resume=action == RESUME, verbose=verbose,
-        )  # fmt: skip
+            config, run, tokenizer, splits.get("valid"), resume=resume, verbose=verbose
+        )
         start = time.monotonic()
         history = model.fit(
             train_dataset,
             validation_data=valid_dataset,
             epochs=epochs,
             steps_per_epoch=batches_per_epoch,
-            callbacks=fit_callbacks.callbacks + list(callbacks or []),
+            callbacks=fit_callbacks.callbacks + list(extra_callbacks or []),
             verbose=config.verbose,
             shuffle=False,  # The pipeline shuffles (tf.data ignores this anyway).
         )
-    train_seconds = time.monotonic() - start
-    # BackupAndRestore may have started fit at a later epoch.
-    initial_epoch = history.epoch[0] if history.epoch else epochs
-    epochs_run = len(history.epoch)
-    steps = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
-    stop_reason = fit_callbacks.stop_reason(history.history.get("loss", []))
+    fitted = _Fitted(
+        model=model,
+        history=history,
+        callbacks=fit_callbacks,
+        train_seconds=time.monotonic() - start,
+        # BackupAndRestore may have started fit at a later epoch.
+        initial_epoch=history.epoch[0] if history.epoch else epochs,
+        epochs_run=len(history.epoch),
+        steps=int(keras.ops.convert_to_numpy(model.optimizer.iterations)),
+        stop_reason=fit_callbacks.stop_reason(history.history.get("loss", [])),
+    )
     log(
-        f"Trained {epochs_run} epoch(s) ({steps} updates in total) in "
-        f"{train_seconds:.0f} s" + (f"; stopped: {stop_reason}." if stop_reason else "."),
+        f"Trained {fitted.epochs_run} epoch(s) ({fitted.steps} updates in total) in "
+        f"{fitted.train_seconds:.0f} s"
+        + (f"; stopped: {fitted.stop_reason}." if fitted.stop_reason else "."),
         verbose,
     )
+    return fitted
 
-    model_path, averaged, final, evaluation, samples = None, [], None, None, []
-    eval_name, selection = None, None
-    if stop_reason == "NaN loss":
-        log(
-            f"The loss became NaN: no {MODEL_FILENAME} was written. "
-            "Try a smaller learning_rate_scale or more warmup_steps.",
-            verbose,
-        )
-    else:
-        model, averaged, final, selection = choose_final_model(
-            model, config, run, initial_epoch + epochs_run, fit_callbacks.best,
-            verbose, tokenizer=tokenizer, valid_pairs=splits.get("valid"),
-        )  # fmt: skip
-        model_path = save_model(model, run.model_path)
-        log(
-            f"Saved {model_path} ({final} weights; with "
-            f"{VOCABULARY_FILENAME} and {CONFIG_FILENAME})",
-            verbose,
-        )
-        evaluation, samples, eval_name = _evaluate_run(
-            config, model, tokenizer, splits, verbose
-        )
 
-    result = TrainResult(
-        config=config,
-        output_dir=out,
-        model_path=model_path,
-        model=model,
-        tokenizer=tokenizer,
-        history=dict(history.history),
-        initial_epoch=initial_epoch,
-        epochs_run=epochs_run,
-        steps=steps,
-        train_seconds=train_seconds,
-        stop_reason=stop_reason,
-        averaged_checkpoints=averaged,
-        evaluation=evaluation,
-        samples=samples,
-        final_model=final,
-        best=fit_callbacks.best_summary(),
-        average_selection=selection,
+def _build_run_model(config, run, tokenizer, epochs, batches_per_epoch, verbose):
+    """`build_model`, described in the log; its architecture is saved with
+    the checkpoints."""
+    model = build_model(config, tokenizer.vocabulary_size)
+    log(_describe(config, model, epochs, batches_per_epoch), verbose)
+    _, reason = resolve_dtype_policy(config.dtype_policy)
+    if reason is not None:
+        log(f"dtype_policy auto: {model.dtype_policy.name} ({reason}).", verbose)
+    save_architecture(model, run.checkpoint_dir)
+    return model
+
+
+def _save_final_model(config, run, fitted, tokenizer, valid_pairs, verbose):
+    """Chooses the final model (last, best or an average) and saves it.
+
+    Returns:
+        ``(model, model_path, averaged checkpoints, final_model, average
+        selection)``.
+    """
+    model, averaged, final, selection = choose_final_model(
+        fitted.model, config, run, fitted.initial_epoch + fitted.epochs_run,
+        fitted.callbacks.best, verbose, tokenizer=tokenizer, valid_pairs=valid_pairs,
+    )  # fmt: skip
+    model_path = save_model(model, run.model_path)
+    log(
+        f"Saved {model_path} ({final} weights; with "
+        f"{VOCABULARY_FILENAME} and {CONFIG_FILENAME})",
+        verbose,
     )
-    _write_results(result, eval_name)
-    return result
+    return model, model_path, averaged, final, selection
 
 
 def _describe(config, model, epochs, batches_per_epoch):
@@ -466,8 +528,6 @@ def build_datasets(config, splits, tokenizer):
     The training data repeats forever (``steps_per_epoch`` sets the epoch);
     the validation data is one pass per epoch.
     """
-
-
     # Training and validation batches share one batching (same shapes).
     # Under JAX data parallelism every batch size is a multiple of the
     # device count (and each host reads its share of every global batch).
@@ -503,7 +563,6 @@ def _evaluate_run(config, model, tokenizer, splits, verbose):
     eval_name = "test" if "test" in splits else "valid" if "valid" in splits else None
     if eval_name is None or config.eval_sentences == 0:
         return None, [], eval_name
-
     sources, references = splits[eval_name]
     if config.eval_sentences:
         sources = sources[: config.eval_sentences]
