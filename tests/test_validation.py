@@ -35,6 +35,8 @@ def test_check_number_and_rate():
             check_rate("dropout_rate", bad)
     with pytest.raises(ValueError, match=r"alpha must be a number >= 0\. Received: alpha=-1"):
         check_number("alpha", -1, minimum=0)
+    with pytest.raises(ValueError, match=r"x must be a number < 1\. Received: x=1"):
+        check_number("x", 1, maximum=1, include_maximum=False)
     with pytest.raises(ValueError, match="finite"):
         check_number("x", math.inf)
 

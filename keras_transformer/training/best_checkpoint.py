@@ -14,12 +14,11 @@ from keras_transformer.utils.file_io import (
     nonfinite_variables,
     save_weights,
 )
+from keras_transformer.utils.run_files import (
+    BEST_STATE_FILENAME,
+    BEST_WEIGHTS_FILENAME,
+)
 
-# Inside checkpoints/: a subdirectory, so that the best weights are not taken
-# for an epoch checkpoint (`list_checkpoints`, `average-checkpoints DIR`).
-BEST_DIRNAME = "best"
-BEST_WEIGHTS_FILENAME = "best.weights.h5"
-BEST_STATE_FILENAME = "best.json"
 # Whether a larger value is better.
 _MAXIMIZE = {"val_bleu": True, "val_exact_match": True, "val_loss": False}
 

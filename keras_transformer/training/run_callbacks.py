@@ -11,21 +11,20 @@ import os
 import keras
 import numpy as np
 
-from keras_transformer.training.best_checkpoint import BEST_DIRNAME, BestCheckpoint
+from keras_transformer.training.best_checkpoint import BestCheckpoint
 from keras_transformer.training.epoch_checkpoints import (
     FiniteCheckpoint,
     PruneCheckpoints,
 )
 from keras_transformer.training.stop_conditions import StepLimit, TimeBudget
-from keras_transformer.training.validation_bleu import (
+from keras_transformer.training.validation_bleu import ValidationBleu
+from keras_transformer.utils.console import log
+from keras_transformer.utils.run_files import (
+    BEST_DIRNAME,
+    HISTORY_FILENAME,
     VALIDATION_EVENTS_DIRNAME,
     VALIDATION_LOG_FILENAME,
-    ValidationBleu,
 )
-from keras_transformer.utils.console import log
-
-# Inside logs/: the epoch history (CSVLogger), val_bleu included.
-HISTORY_FILENAME = "history.csv"
 
 
 @dataclasses.dataclass

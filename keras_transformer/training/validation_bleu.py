@@ -18,11 +18,6 @@ from keras_transformer.training.evaluation import evaluate_translations
 from keras_transformer.training.optimizer_state import UpdateCounter, ema_weights
 from keras_transformer.utils.console import log
 
-# Inside logs/: one row per validation BLEU, and the TensorBoard run of the
-# per-update validation scalars.
-VALIDATION_LOG_FILENAME = "validation.csv"
-VALIDATION_EVENTS_DIRNAME = "validation"
-
 
 class ValidationBleu(UpdateCounter):
     """Validation BLEU during training: greedy decoding, sacreBLEU.

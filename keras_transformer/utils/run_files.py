@@ -22,50 +22,44 @@ import os
 from keras_transformer.utils.file_io import read_json
 
 MODEL_FILENAME = "model.keras"
-
-
 VOCABULARY_FILENAME = "vocab.spm"
-
-
 CONFIG_FILENAME = "config.json"
-
-
-ARCHITECTURE_FILENAME = "model_config.json"
-
-
 RESULTS_FILENAME = "results.json"
-
-
 CHECKPOINTS_DIRNAME = "checkpoints"
-
-
 BACKUP_DIRNAME = "backup"
-
-
 LOGS_DIRNAME = "logs"
 
-
+# Inside checkpoints/: the architecture and compile config, and one weights
+# file per epoch (or per update interval).
+ARCHITECTURE_FILENAME = "model_config.json"
 CHECKPOINT_PATTERN = "epoch_{epoch:03d}.weights.h5"
+# Inside checkpoints/: the best model so far (validation BLEU or loss), in a
+# subdirectory so that it is not taken for an epoch checkpoint
+# (`list_checkpoints`, ``average-checkpoints DIR``).
+BEST_DIRNAME = "best"
+BEST_WEIGHTS_FILENAME = "best.weights.h5"
+BEST_STATE_FILENAME = "best.json"
 
-
-# BackupAndRestore's files inside backup/.
+# Inside backup/: the files of Keras' `BackupAndRestore`.
 BACKUP_METADATA_FILENAME = "training_metadata.json"
-
-
 BACKUP_WEIGHTS_FILENAME = "latest.weights.h5"
-
-
 BACKUP_PREVIOUS_WEIGHTS_FILENAME = "latest.weights.h5.bkp"
 
+# Inside logs/: the epoch history (CSVLogger, val_bleu included), one row per
+# validation BLEU, and the TensorBoard run of the per-update validation
+# scalars.
+HISTORY_FILENAME = "history.csv"
+VALIDATION_LOG_FILENAME = "validation.csv"
+VALIDATION_EVENTS_DIRNAME = "validation"
 
-# keras-hub preset layout (keras_hub/src/utils/preset_utils.py), as written by
+# A keras-hub preset (keras_hub/src/utils/preset_utils.py), as written by
 # `TransformerSeq2SeqLM.save_to_preset`.
 PRESET_CONFIG_FILENAME = "config.json"
-
-
 PRESET_VOCABULARY_PATH = os.path.join("assets", "tokenizer", "vocabulary.spm")
-
-
+TASK_CONFIG_FILE = "task.json"
+TOKENIZER_CONFIG_FILE = "tokenizer.json"
+MODEL_WEIGHTS_FILE = "model.weights.h5"
+SHARDED_MODEL_WEIGHTS_FILE = "model.weights.json"
 # A run directory may hold a keras-hub preset in this subdirectory.
 RUN_PRESET_DIRNAME = "preset"
 
@@ -79,17 +73,3 @@ def is_preset_directory(directory):
         return False
     config = read_json(path, "preset file")
     return isinstance(config, dict) and "registered_name" in config
-
-
-# keras-hub's preset file names (keras_hub/src/utils/preset_utils.py; the
-# config file and the tokenizer asset are run_directory's, which finds presets).
-TASK_CONFIG_FILE = "task.json"
-
-
-TOKENIZER_CONFIG_FILE = "tokenizer.json"
-
-
-MODEL_WEIGHTS_FILE = "model.weights.h5"
-
-
-SHARDED_MODEL_WEIGHTS_FILE = "model.weights.json"

@@ -65,7 +65,7 @@ def check_number(name, value, minimum=None, maximum=None, include_maximum=True,
     elif minimum is not None:
         requirement = f"a number >= {minimum}"
     elif maximum is not None:
-        requirement = f"a number <= {maximum}"
+        requirement = f"a number {'<=' if include_maximum else '<'} {maximum}"
     else:
         requirement = "a finite number"
     if allow_none:
