@@ -9,8 +9,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # XLA:CPU at LLVM optimisation level 0 (JAX; TensorFlow where it uses XLA):
 # the suite compiles hundreds of tiny programs and runs each a few times, so
-# compile time is most of its time. Same code paths, a cheaper compiler;
-# test_model.py + test_decoding.py under JAX: 132 s -> 109 s on 2 cores.
+# compile time is most of its time. Same code paths, a cheaper compiler.
 # Subprocesses inherit it. Set before JAX is imported.
 if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (
@@ -27,6 +26,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Files written by the package for the tests to read (a trained preset,
+# files saved by an older version).
+FIXTURES = os.path.join(REPO_ROOT, "tests", "fixtures")
 MULTI30K_DIR = os.environ.get(
     "MULTI30K_DIR", os.path.join(REPO_ROOT, "..", "shared", "data", "multi30k")
 )

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 import keras_transformer as kt
+from conftest import FIXTURES
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 RUN_DIRECTORY = os.path.join(FIXTURES, "run_directory_0_1_0")
 INPUTS = {
     "encoder_token_ids": np.array([[2, 10, 20, 30, 3, 0, 0], [2, 40, 3, 0, 0, 0, 0]], "int32"),

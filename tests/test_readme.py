@@ -4,7 +4,7 @@ The two blocks after the ``<!-- readme-story:... -->`` markers are run as a
 user would: the Python block (load a trained preset, generate, fine-tune in
 full and with LoRA, save a new preset, generate), then the shell block, which
 reloads the new preset under JAX. Only the model path changes: the committed
-trained preset (tests/data/numbers_preset) stands in for ``runs/numbers``.
+trained preset (tests/fixtures/numbers_preset) stands in for ``runs/numbers``.
 
 Like the examples, it runs once per suite (under the PyTorch backend, so
 that the reload crosses backends).
@@ -21,7 +21,7 @@ import pytest
 
 from conftest import REPO_ROOT
 
-NUMBERS_PRESET = os.path.join(REPO_ROOT, "tests", "data", "numbers_preset")
+NUMBERS_PRESET = os.path.join(REPO_ROOT, "tests", "fixtures", "numbers_preset")
 
 
 def readme_block(marker):

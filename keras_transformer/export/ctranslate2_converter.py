@@ -10,7 +10,7 @@ save it. The weights are read with `keras.ops.convert_to_numpy`, so the
 export runs under every Keras backend.
 
 What the mapping has to get right (each is checked by
-``tests/test_ctranslate2.py``, which compares log-probabilities):
+``tests/export/test_ctranslate2.py``, which compares log-probabilities):
 
 * Positions: this package's sinusoid interleaves sin and cos (even columns
   sin, odd columns cos); CTranslate2's built-in one concatenates them. The

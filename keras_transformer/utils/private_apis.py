@@ -147,6 +147,6 @@ def make_tf_sentencepiece_tokenizer(proto):
     """A TF Text SentencePiece tokenizer (int32 ids) whose model resource
     survives `tf.random.set_seed` (see `_SharedModelResource`). TF Text has
     no option for a shared resource, so its private one is replaced
-    (tests/test_tokenizer.py checks that this still works)."""
+    (tests/models/transformer/test_tokenizer.py checks that this still works)."""
     tokenizer._model_resource = _SharedModelResource(proto)
     return tokenizer

@@ -17,8 +17,8 @@ import keras_transformer as kt
 from keras_transformer.data import SubwordTokenizer, default_task_splits, make_dataset
 from keras_transformer.decoding import DecodeOptions
 from keras_transformer.models.transformer import transformer_presets as preset_lib
+from conftest import FIXTURES
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 VOCABULARY_SIZE = 64
 TINY = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, dropout_rate=0.0)
 OTHER_BACKEND = {"tensorflow": "jax", "jax": "torch", "torch": "tensorflow"}
@@ -324,7 +324,7 @@ def test_keras_file_saved_before_backbone_loads():
     import keras_hub
 
     model = keras.saving.load_model(
-        os.path.join(HERE, "data", "transformer_keras_model.keras"), safe_mode=True
+        os.path.join(FIXTURES, "transformer_keras_model.keras"), safe_mode=True
     )
     assert isinstance(model, kt.Transformer)
     assert isinstance(model, keras_hub.models.Backbone)
@@ -332,13 +332,13 @@ def test_keras_file_saved_before_backbone_loads():
         "encoder_token_ids": np.array([[5, 6, 7, 3, 0]], "int32"),
         "decoder_token_ids": np.array([[2, 8, 9]], "int32"),
     }
-    expected = np.load(os.path.join(HERE, "data", "transformer_keras_model_logits.npy"))
+    expected = np.load(os.path.join(FIXTURES, "transformer_keras_model_logits.npy"))
     np.testing.assert_allclose(keras.ops.convert_to_numpy(model(inputs)), expected, atol=1e-5)
 
 
-# --- a trained preset (tests/data/numbers_preset, made by make_numbers_preset.py) ---
+# --- a trained preset (tests/fixtures/numbers_preset, made by make_numbers_preset.py) ---
 
-NUMBERS_PRESET = os.path.join(HERE, "data", "numbers_preset")
+NUMBERS_PRESET = os.path.join(FIXTURES, "numbers_preset")
 
 
 @pytest.fixture(scope="module")

@@ -197,7 +197,7 @@ def test_padding_labels_and_in_range_ids_train(model):
 
 
 # --- the tf.data pipeline (the SavedModel's translate_token_ids signature is
-# tested in tests/test_export.py, which already exports a model) ---
+# tested in tests/export/test_export.py, which already exports a model) ---
 
 
 @pytest.fixture(scope="module")

@@ -75,7 +75,7 @@ def test_packed_pairs_give_the_logits_of_pairs_in_rows_of_their_own(rng, options
     logits = to_numpy(model(packed, training=False))
     assert logits.shape == (3, 13, V)
     # Each pair in a row of its own (padding after it changes no real output:
-    # test_model.py), all in one batch.
+    # test_transformer.py), all in one batch.
     alone = to_numpy(model(_unpacked(pairs), training=False))
     k = 0
     for r, row_pairs in enumerate(pairs):

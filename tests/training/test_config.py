@@ -10,6 +10,7 @@ from keras_transformer.training.config import DEFAULT_TASK_SETTINGS
 from keras_transformer.training.config import USER_DATA_SETTINGS
 from keras_transformer.training.config import TrainConfig
 from keras_transformer.training.config import parse_overrides
+from conftest import FIXTURES, REPO_ROOT
 
 
 def test_unknown_key_is_an_error_naming_it_and_listing_valid_keys():
@@ -220,7 +221,7 @@ def run_python(code):
     import subprocess
     import sys
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = REPO_ROOT
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300
     )
@@ -248,8 +249,8 @@ def test_a_keras_file_loads_after_importing_the_package_then_keras():
     import subprocess
     import sys
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.path.join(root, "tests", "data", "transformer_keras_model.keras")
+    root = REPO_ROOT
+    path = os.path.join(FIXTURES, "transformer_keras_model.keras")
     done = subprocess.run(
         [sys.executable, "-c", LOAD_AFTER_IMPORT_ORDER, path],
         cwd=root, capture_output=True, text=True, timeout=300,

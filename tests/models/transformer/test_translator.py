@@ -11,6 +11,7 @@ import keras_transformer
 from keras_transformer import Transformer, Translator
 from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from conftest import FIXTURES
 
 _WORDS = (
     "two young men dogs girl play run in the snow red blue house near a big small"
@@ -354,11 +355,11 @@ def test_bad_decode_arguments_raise_before_compiling(translator):
     assert translator.generator.trace_count == count
 
 
-NUMBERS_PRESET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "numbers_preset")
+NUMBERS_PRESET = os.path.join(FIXTURES, "numbers_preset")
 
 
 def test_alignments_are_monotone_on_number_words():
-    """On the committed trained preset (tests/data/make_numbers_preset.py).
+    """On the committed trained preset (tests/fixtures/make_numbers_preset.py).
 
     Where the German keeps the English order ("three thousand four hundred"
     -> "drei|tausend|vier|hundert": no "-und-" inversions) and each output

@@ -4,7 +4,7 @@ same logits, and keeps training with its optimizer state.
 Each backend's suite saves under its own backend and loads under the next
 one (tensorflow -> jax -> torch -> tensorflow), so the README's test
 command checks every backend as saver and as loader, with one subprocess
-per suite instead of two. (tests/test_hub.py does the same for presets.)"""
+per suite instead of two. (tests/models/transformer/test_hub.py does the same for presets.)"""
 
 import os
 import subprocess
