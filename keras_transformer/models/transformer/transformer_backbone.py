@@ -18,7 +18,7 @@
 keras-hub is imported here, at model import time. Where it is not installed
 (keras-hub needs TensorFlow Text, so e.g. a GPU machine without TensorFlow),
 the base falls back to ``keras.Model``: the model builds, trains and
-translates as before, and only the keras-hub methods (trained presets,
+translates, and only the keras-hub methods (trained presets,
 ``save_to_preset``, ``enable_lora``) raise an ImportError saying so.
 """
 
