@@ -11,7 +11,11 @@ import os
 import re
 
 import sentencepiece as spm
-import tensorflow as tf
+
+try:
+    import tensorflow as tf
+except ImportError:  # The model and the decoding work without TensorFlow.
+    tf = None
 
 from keras_transformer.special_tokens import (
     BOS_ID,
@@ -36,7 +40,7 @@ _TOO_SMALL = re.compile(r"smaller than required_chars\. (\d+) vs (\d+)")
 _TOO_LARGE = re.compile(r"Vocabulary size too high \((\d+)\).*<= (\d+)")
 
 
-class SubwordTokenizer(tf.Module):
+class SubwordTokenizer(object if tf is None else tf.Module):
     """A shared SentencePiece subword vocabulary with graph-safe ops.
 
     The tokenizer is a ``tf.Module``: assign it as an attribute of the module
@@ -68,6 +72,11 @@ class SubwordTokenizer(tf.Module):
     """
 
     def __init__(self, proto, name="subword_tokenizer"):
+        if tf is None:
+            raise ImportError(
+                "SubwordTokenizer needs TensorFlow and TensorFlow Text (pip install "
+                "tensorflow tensorflow-text), which are not installed."
+            )
         super().__init__(name=name)
         if not isinstance(proto, (bytes, bytearray)):
             raise TypeError(

@@ -1,0 +1,52 @@
+"""Without TensorFlow and keras-hub (a GPU machine with only JAX or PyTorch),
+the model, its layers, the objectives and the decoding import and train; the
+parts that need TensorFlow say so when used."""
+
+import subprocess
+import sys
+
+import keras
+import pytest
+
+from conftest import REPO_ROOT
+
+WITHOUT_TENSORFLOW = """
+import importlib.abc, sys
+
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("tensorflow", "tensorflow_text", "keras_hub"):
+            raise ImportError(f"{name} is not installed")
+
+sys.meta_path.insert(0, Block())
+import numpy as np
+import keras_transformer as kt
+from keras_transformer.decoding import DecodeOptions, Generator
+from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
+
+assert not kt.TENSORFLOW_AVAILABLE and not kt.KERAS_HUB_AVAILABLE
+model = kt.Transformer.from_preset("tiny", vocabulary_size=50, num_layers=1, d_model=32,
+                                   num_heads=2, d_ff=64)
+model.compile(optimizer=kt.transformer_optimizer(d_model=32), loss=kt.LabelSmoothedCrossEntropy())
+rng = np.random.default_rng(0)
+x = {"encoder_token_ids": rng.integers(4, 50, (4, 6)), "decoder_token_ids": rng.integers(4, 50, (4, 5))}
+model.fit(x, rng.integers(4, 50, (4, 5)), epochs=1, verbose=0)
+sequences, _ = Generator(model).decode(rng.integers(4, 50, (2, 5)).tolist(), DecodeOptions(beam_size=2), 8)
+try:
+    SubwordTokenizer(b"")
+    raise SystemExit("SubwordTokenizer did not refuse")
+except ImportError as error:
+    assert "needs TensorFlow" in str(error), error
+print("ok")
+"""
+
+
+@pytest.mark.skipif(
+    keras.config.backend() == "tensorflow", reason="the TensorFlow backend needs TensorFlow"
+)
+def test_model_and_decoding_work_without_tensorflow_and_keras_hub():
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_TENSORFLOW], cwd=REPO_ROOT,
+        capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
