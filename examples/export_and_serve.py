@@ -38,8 +38,8 @@ def main(argv=None):
 
     model_dir = args.model_dir
     if model_dir is None:
-        from keras_transformer.training.config import TrainConfig
-        from keras_transformer.training.trainer import train
+        from keras_transformer import TrainConfig
+        from keras_transformer import train
 
         model_dir = os.path.join(args.export_dir + "_run")
         # A finished run is reused (a run directory holds one run; training
@@ -47,7 +47,7 @@ def main(argv=None):
         if not os.path.exists(os.path.join(model_dir, "model.keras")):
             train(TrainConfig().replace(output_dir=model_dir, max_steps=args.steps, eval_sentences=50))
 
-    from keras_transformer.export.saved_model import export_saved_model
+    from keras_transformer import export_saved_model
 
     version_dir = os.path.join(args.export_dir, str(args.version))
     if not os.path.exists(version_dir):

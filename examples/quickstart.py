@@ -28,11 +28,11 @@ from keras_transformer.data import (  # noqa: E402
     make_dataset,
     read_parallel,
 )
-from keras_transformer.models.transformer.translator import Translator
+from keras_transformer import Translator
 
 RELOAD = """
 import sys
-from keras_transformer.translator import Translator
+from keras_transformer import Translator
 translator = Translator.from_directory(sys.argv[1])
 for line in translator.translate(sys.argv[2:], beam_size=4):
     print(line)

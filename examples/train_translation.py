@@ -13,9 +13,9 @@ calls; this script only picks the files and the budget.
 import argparse
 import os
 
-from keras_transformer.training.config import TrainConfig
+from keras_transformer import TrainConfig
 from keras_transformer.training.evaluation import format_evaluation
-from keras_transformer.training.trainer import train
+from keras_transformer import train
 
 
 def main(argv=None):

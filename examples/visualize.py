@@ -40,7 +40,7 @@ def plot_positional_encoding(path, length=100, d_model=512):
 
 
 def plot_learning_rate(path, steps=20000):
-    from keras_transformer.objectives.schedules import TransformerSchedule
+    from keras_transformer import TransformerSchedule
 
     fig, ax = plt.subplots(figsize=(7, 4))
     step = np.arange(1, steps)
@@ -119,8 +119,8 @@ def plot_attention(path, weights, rows, columns, title, max_heads=8):
 
 
 def train_tiny(output_dir, steps):
-    from keras_transformer.training.config import TrainConfig
-    from keras_transformer.training.trainer import train
+    from keras_transformer import TrainConfig
+    from keras_transformer import train
 
     # A finished run is reused (a run directory holds one run).
     if not os.path.exists(os.path.join(output_dir, "model.keras")):
@@ -145,7 +145,7 @@ def main(argv=None):
     if glob.glob(os.path.join(log_dir, "*", "events.*")):
         written.append(plot_training_curves(os.path.join(args.output_dir, "training_curves.png"), log_dir))
 
-    from keras_transformer.models.transformer.translator import Translator
+    from keras_transformer import Translator
 
     translator = Translator.from_directory(model_dir)
     attention = translator.attention_weights(args.sentence)
