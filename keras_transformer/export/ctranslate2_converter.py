@@ -65,13 +65,9 @@ from keras_transformer.models.transformer.transformer_loader import (
     find_trained_model,
 )
 from keras_transformer.special_tokens import (
-    BOS_ID,
     BOS_PIECE,
-    EOS_ID,
     EOS_PIECE,
-    PAD_ID,
-    PAD_PIECE,
-    UNK_ID,
+    RESERVED_PIECES,
     UNK_PIECE,
 )
 from keras_transformer.utils.run_files import VOCABULARY_FILENAME
@@ -88,7 +84,6 @@ DEFAULT_MAX_POSITIONS = 1024
 PLACEHOLDER_PIECE = "<keras_transformer_unused_{}>"
 
 
-_RESERVED = {PAD_ID: PAD_PIECE, UNK_ID: UNK_PIECE, BOS_ID: BOS_PIECE, EOS_ID: EOS_PIECE}
 
 
 def _import_ctranslate2():
@@ -139,7 +134,7 @@ def vocabulary_pieces(processor, size):
     model vocabulary padded beyond it) get unique placeholder names.
     """
     pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
-    for token_id, piece in _RESERVED.items():
+    for token_id, piece in RESERVED_PIECES.items():
         if token_id >= len(pieces) or pieces[token_id] != piece:
             found = pieces[token_id] if token_id < len(pieces) else None
             raise ValueError(

@@ -1,15 +1,7 @@
 """A run directory: the one place a training run keeps what it writes.
 
-Layout (the names below are the only literals the package uses)::
-
-    <run>/
-      config.json         the resolved `TrainConfig`: the run's identity
-      vocab.spm           the shared SentencePiece vocabulary
-      model.keras         the final model (written last)
-      results.json        steps, time, scores (strict JSON: NaN -> null)
-      checkpoints/        model_config.json, epoch_001.weights.h5, ...
-      backup/             `BackupAndRestore` state while the run is unfinished
-      logs/               history.csv (and TensorBoard events)
+Its layout, and every file and directory name in it, is in
+`keras_transformer.utils.run_files`.
 
 What a run directory guarantees:
 
