@@ -2,7 +2,7 @@
 
 from keras_transformer.layers.attention import MultiHeadAttention
 from keras_transformer.layers.decoder import TransformerDecoderLayer
-from keras_transformer.layers.embedding import TokenEmbedding, validate_token_ids
+from keras_transformer.layers.embedding import TokenEmbedding
 from keras_transformer.layers.encoder import TransformerEncoderLayer
 from keras_transformer.layers.feed_forward import PositionwiseFeedForward
 from keras_transformer.layers.masks import PaddingMask
@@ -11,6 +11,7 @@ from keras_transformer.layers.positional_encoding import (
     SinusoidalPositionalEncoding,
     sinusoidal_encoding,
 )
+from keras_transformer.layers.token_checks import validate_token_ids
 
 __all__ = [
     "LearnedPositionalEmbedding",

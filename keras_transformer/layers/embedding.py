@@ -3,32 +3,7 @@
 import math
 
 import keras
-import numpy as np
 from keras import ops
-
-
-def validate_token_ids(token_ids, vocabulary_size, name="token_ids"):
-    """Raise a clear ValueError if concrete token ids fall outside the vocabulary.
-
-    Embedding lookups with out-of-range ids fail deep inside TensorFlow on
-    CPU, and silently clamp (JAX) or read garbage (GPU) elsewhere, so public
-    entry points that receive concrete ids (the `Translator`, the decoders)
-    call this first. Symbolic tensors are not checked.
-    """
-    try:
-        ids = np.asarray(keras.ops.convert_to_numpy(token_ids))
-    except Exception:  # symbolic / traced tensors cannot be checked here
-        return
-    if ids.size == 0:
-        return
-    if not np.issubdtype(ids.dtype, np.integer):
-        raise ValueError(f"{name} must be integers. Received dtype {ids.dtype}")
-    low, high = int(ids.min()), int(ids.max())
-    if low < 0 or high >= vocabulary_size:
-        raise ValueError(
-            f"{name} must be in [0, {vocabulary_size}) (vocabulary_size="
-            f"{vocabulary_size}). Received ids in [{low}, {high}]"
-        )
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")

@@ -53,26 +53,55 @@ def _raise_if_out_of_range(low, high, vocabulary_size, name):
         raise ValueError(out_of_range_message(name, high, vocabulary_size))
 
 
+def _concrete_ids(token_ids, name, integer_dtype=False):
+    """``token_ids`` as a NumPy array, or None when they are not concrete
+    (symbolic or traced tensors are checked in the graph). Raises a
+    ValueError naming ``name`` for values that are not integer ids (with
+    ``integer_dtype``: for any non-integer dtype)."""
+    try:
+        ids = np.asarray(ops.convert_to_numpy(token_ids))
+    except Exception:  # symbolic / traced tensors
+        return None
+    if integer_dtype and not np.issubdtype(ids.dtype, np.integer):
+        raise ValueError(f"{name} must be integers. Received dtype {ids.dtype}")
+    if ids.dtype == object:
+        return None
+    if not (np.issubdtype(ids.dtype, np.integer) or np.issubdtype(ids.dtype, np.floating)):
+        raise ValueError(f"{name} must be integer token ids. Received dtype {ids.dtype}")
+    if np.issubdtype(ids.dtype, np.floating) and not np.array_equal(ids, np.round(ids)):
+        raise ValueError(f"{name} must be integer token ids. Received non-integer values")
+    return ids
+
+
 def check_token_id_arrays(token_ids, vocabulary_size, name, ignore_id=None):
     """Raise a ValueError if concrete ids lie outside ``[0, vocabulary_size)``.
 
     ``ignore_id`` (e.g. a label padding id) is allowed wherever it is. Does
     nothing for values that are not concrete (symbolic or traced tensors).
     """
-    try:
-        ids = np.asarray(ops.convert_to_numpy(token_ids))
-    except Exception:  # symbolic / traced tensors are checked in the graph
+    ids = _concrete_ids(token_ids, name)
+    if ids is None:
         return
-    if ids.dtype == object:
-        return
-    if not (np.issubdtype(ids.dtype, np.integer) or np.issubdtype(ids.dtype, np.floating)):
-        raise ValueError(f"{name} must be integer token ids. Received dtype {ids.dtype}")
-    if np.issubdtype(ids.dtype, np.floating) and not np.array_equal(ids, np.round(ids)):
-        raise ValueError(f"{name} must be integer token ids. Received non-integer values")
     if ignore_id is not None:
         ids = ids[ids != ignore_id]
     if ids.size:
         _raise_if_out_of_range(ids.min(), ids.max(), vocabulary_size, name)
+
+
+def validate_token_ids(token_ids, vocabulary_size, name="token_ids"):
+    """Raise a ValueError if concrete integer token ids fall outside the
+    vocabulary, naming the range found: the check of the public entry points
+    that receive ids (the `Translator`, the decoders). Symbolic tensors are
+    not checked."""
+    ids = _concrete_ids(token_ids, name, integer_dtype=True)
+    if ids is None or ids.size == 0:
+        return
+    low, high = int(ids.min()), int(ids.max())
+    if low < 0 or high >= vocabulary_size:
+        raise ValueError(
+            f"{name} must be in [0, {vocabulary_size}) (vocabulary_size="
+            f"{vocabulary_size}). Received ids in [{low}, {high}]"
+        )
 
 
 def check_token_ids(token_ids, vocabulary_size, name, ignore_id=None):

@@ -15,7 +15,7 @@ from keras_transformer.decoding.sources import (
     prepare_sources,
     source_limit,
 )
-from keras_transformer.layers.embedding import validate_token_ids
+from keras_transformer.layers.token_checks import validate_token_ids
 from keras_transformer.models.transformer.transformer_loader import (
     find_trained_model,
 )
