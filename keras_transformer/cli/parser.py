@@ -343,14 +343,14 @@ def _config_flags():
 
     ``--name-with-dashes`` (and the spellings in the field's ``flags``
     metadata), its ``doc`` metadata and default (unless null, which the doc
-    explains) as help. Text fields take
-    the text as is; the others read it as ``--set`` does (YAML: ``3``,
+    explains) as help. Text fields (and fields marked ``cli_text``, such as
+    the data files: a path or glob pattern per flag) take the text as is; the others read it as ``--set`` does (YAML: ``3``,
     ``0.5``, ``true``, ``null``), and `TrainConfig` checks the type, so a
     bad value is reported with the key's name.
     """
     for field in _train_flag_fields():
         names = ["--" + field.name.replace("_", "-"), *field.metadata.get("flags", ())]
-        text_field = field.type in (str, typing.Optional[str])
+        text_field = field.type in (str, typing.Optional[str]) or field.metadata.get("cli_text")
         if text_field:
             kind, metavar = str, "NAME"
             if field.name.endswith(("_src", "_tgt")):

@@ -19,6 +19,7 @@ from keras_transformer.data.pipeline import (
 from keras_transformer.data.text_files import (
     ReadStats,
     read_lines,
+    expand_paths,
     read_parallel,
     write_lines,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "number_to_english",
     "number_to_german",
     "read_lines",
+    "expand_paths",
     "read_parallel",
     "write_default_task",
     "write_lines",

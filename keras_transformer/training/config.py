@@ -48,6 +48,8 @@ from keras_transformer.utils.validation import (
 )
 
 BACKENDS = ("tensorflow", "jax", "torch")
+# A side of a corpus: a path or glob pattern, or a list of them.
+_Files = typing.Union[str, typing.List[str], None]
 KEEP_BEST = ("bleu", "loss")
 FINAL_MODELS = ("last", "best", "average")
 BUCKETINGS = ("separate", "joint", "packed")
@@ -200,7 +202,10 @@ class TrainConfig:
             where the device multiplies bfloat16 natively (Ampere+ GPUs,
             TPUs, CPUs with AVX512-BF16/AMX-BF16/ARM BF16), else float32
             (`keras_transformer.training.precision`). Defaults to None (float32).
-        train_src, train_tgt: str. Parallel training files (plain or gzip).
+        train_src, train_tgt: str or list of str. Parallel training files
+            (plain or gzip): a path, a glob pattern (``"wmt/*.en.gz"``), or a
+            list of them; the sides pair their files in order
+            (`keras_transformer.data.read_parallel`).
             None for both trains on the embedded default task.
         valid_src, valid_tgt: str. Validation files (loss/accuracy each
             epoch, validation BLEU, the best checkpoint, and the final score
@@ -320,14 +325,25 @@ class TrainConfig:
         "runs bfloat16 natively, else float32; null: float32"
     )
     # --- data ---
-    train_src: typing.Optional[str] = _field(
-        None, "training source file (plain or gzip); null: the default task"
+    train_src: _Files = _field(
+        None, "training source file (plain or gzip), glob pattern, or list of "
+        "them; null: the default task", metavar="FILE", cli_text=True,
     )
-    train_tgt: typing.Optional[str] = _field(None, "training target file")
-    valid_src: typing.Optional[str] = _field(None, "validation source file")
-    valid_tgt: typing.Optional[str] = _field(None, "validation target file")
-    test_src: typing.Optional[str] = _field(None, "test source file (final score)")
-    test_tgt: typing.Optional[str] = _field(None, "test target file")
+    train_tgt: _Files = _field(
+        None, "training target file(s), as train_src", metavar="FILE", cli_text=True
+    )
+    valid_src: _Files = _field(
+        None, "validation source file(s)", metavar="FILE", cli_text=True
+    )
+    valid_tgt: _Files = _field(
+        None, "validation target file(s)", metavar="FILE", cli_text=True
+    )
+    test_src: _Files = _field(
+        None, "test source file(s) (final score)", metavar="FILE", cli_text=True
+    )
+    test_tgt: _Files = _field(
+        None, "test target file(s)", metavar="FILE", cli_text=True
+    )
     vocabulary_size: typing.Optional[int] = _field(
         None, "shared BPE vocabulary size; " + _AUTO, check=_check_vocabulary_size
     )
