@@ -256,3 +256,16 @@ def test_a_keras_file_loads_after_importing_the_package_then_keras():
         cwd=root, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
+
+
+def test_the_wmt14_recipe_holds_the_papers_base_setting():
+    """examples/wmt14_en_de_base.yaml (docs/wmt14.md): the paper's §5-6 values."""
+    config = TrainConfig.from_file(
+        os.path.join(REPO_ROOT, "examples", "wmt14_en_de_base.yaml")
+    ).replace(train_src="t.en", train_tgt="t.de", valid_src="v.en", valid_tgt="v.de")
+    config = config.resolved()
+    assert (config.preset, config.vocabulary_size) == ("base", 37000)
+    assert 24000 <= config.tokens_per_batch * config.accumulate_steps <= 26000
+    assert (config.warmup_steps, config.max_steps, config.label_smoothing) == (4000, 100000, 0.1)
+    assert (config.final_model, config.average_last_n) == ("average", 5)
+    assert (config.beam_size, config.alpha, config.max_extra_length) == (4, 0.6, 50)
