@@ -40,7 +40,7 @@ from keras_transformer.version import __version__
 
 try:
     import tensorflow as _tensorflow  # noqa: F401
-except ImportError:  # pragma: no cover - exercised only without TensorFlow.
+except ImportError:  # tests/test_optional_dependencies.py
     TENSORFLOW_AVAILABLE = False
 else:
     TENSORFLOW_AVAILABLE = True
@@ -67,7 +67,6 @@ if TENSORFLOW_AVAILABLE and KERAS_HUB_AVAILABLE:
 __all__ = [
     "__version__",
     "BOS_ID",
-    "DatasetOptions",
     "DecodeOptions",
     "EOS_ID",
     "KERAS_HUB_AVAILABLE",
@@ -75,28 +74,32 @@ __all__ = [
     "MaskedTokenAccuracy",
     "PAD_ID",
     "PRESETS",
-    "SubwordTokenizer",
     "TENSORFLOW_AVAILABLE",
-    "TrainConfig",
-    "UNK_ID",
     "Transformer",
     "TransformerBackbone",
     "TransformerSchedule",
-    "TransformerSeq2SeqLM",
-    "TransformerSeq2SeqLMPreprocessor",
-    "TransformerTokenizer",
-    "Translator",
-    "average_checkpoints",
-    "export_saved_model",
+    "UNK_ID",
     "layers",
     "list_presets",
-    "make_dataset",
-    "make_dataset_from_files",
     "register_keras_serializables",
     "register_trained_preset",
-    "train",
     "transformer_optimizer",
 ]
+if TENSORFLOW_AVAILABLE and KERAS_HUB_AVAILABLE:
+    __all__ += [
+        "DatasetOptions",
+        "SubwordTokenizer",
+        "TrainConfig",
+        "TransformerSeq2SeqLM",
+        "TransformerSeq2SeqLMPreprocessor",
+        "TransformerTokenizer",
+        "Translator",
+        "average_checkpoints",
+        "export_saved_model",
+        "make_dataset",
+        "make_dataset_from_files",
+        "train",
+    ]
 
 
 def register_keras_serializables():

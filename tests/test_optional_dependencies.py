@@ -22,6 +22,7 @@ from keras_transformer.decoding import DecodeOptions, Generator
 from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 
 assert not kt.TENSORFLOW_AVAILABLE and not kt.KERAS_HUB_AVAILABLE
+assert all(hasattr(kt, name) for name in kt.__all__) and "Translator" not in kt.__all__
 model = kt.Transformer.from_preset("tiny", vocabulary_size=50, num_layers=1, d_model=32,
                                    num_heads=2, d_ff=64)
 model.compile(optimizer=kt.transformer_optimizer(d_model=32), loss=kt.LabelSmoothedCrossEntropy())
