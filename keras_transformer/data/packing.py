@@ -179,8 +179,9 @@ def packed_rows(encoder_ids, decoder_ids, labels, options):
     def orders():
         return _pass_orders(len(encoder_lengths), options.shuffle, seed)
 
-    first_pass = list(batches(orders(), 1))
-    batching = _packed_statistics(first_pass, encoder_lengths, decoder_lengths, rows, options)
+    batching = _packed_statistics(
+        batches(orders(), 1), encoder_lengths, decoder_lengths, rows, options
+    )
     # Shared by every iteration of the dataset: each one packs the next pass.
     dataset_orders = orders()
     num_passes = 2**62 if options.repeat else 1
@@ -212,15 +213,19 @@ def _packed_batches(encoder_lengths, decoder_lengths, rows, orders, num_passes, 
 
 
 def _packed_statistics(batches, encoder_lengths, decoder_lengths, rows, options):
-    """The report's batching fields for one pass of packed ``batches``."""
+    """The report's batching fields for one pass of packed ``batches`` (an
+    iterable, consumed batch by batch: the pass is never held in memory)."""
     max_length = options.max_length
-    used_rows = sum(len(set(batch.rows)) for batch in batches)
-    kept = sum(len(batch.pairs) for batch in batches)
-    real_source = int(sum(encoder_lengths[batch.pairs].sum() for batch in batches))
-    real_target = int(sum(decoder_lengths[batch.pairs].sum() for batch in batches))
-    padded = len(batches) * rows * max_length
+    num_batches = used_rows = kept = real_source = real_target = 0
+    for batch in batches:
+        num_batches += 1
+        used_rows += len(set(batch.rows))
+        kept += len(batch.pairs)
+        real_source += int(encoder_lengths[batch.pairs].sum())
+        real_target += int(decoder_lengths[batch.pairs].sum())
+    padded = num_batches * rows * max_length
     return {
-        "num_batches": max(1, len(batches)),
+        "num_batches": max(1, num_batches),
         "num_source_tokens": int(encoder_lengths.sum()),
         "num_target_tokens": int(decoder_lengths.sum()),
         "padding_fraction": 1.0 - (real_source + real_target) / max(1, 2 * padded),
@@ -233,7 +238,7 @@ def _packed_statistics(batches, encoder_lengths, decoder_lengths, rows, options)
         "num_batch_shapes": 1,
         "batch_multiple": options.batch_multiple,
         "num_dropped": 0 if options.repeat else len(encoder_lengths) - kept,
-        "num_padding_rows": len(batches) * rows - used_rows,
+        "num_padding_rows": num_batches * rows - used_rows,
         "num_shards": options.num_shards,
         "num_pairs_per_row": kept / max(1, used_rows),
     }
