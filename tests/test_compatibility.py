@@ -14,6 +14,7 @@ an older `Transformer` file, is checked in test_hub.py):
 import importlib
 import json
 import os
+import shutil
 
 import keras
 import numpy as np
@@ -71,12 +72,19 @@ def test_run_directory_translates_as_before():
     assert translations == recorded["translations"]
 
 
-def test_run_directory_loads_as_a_keras_hub_task():
+def test_run_directory_loads_as_a_keras_hub_task(tmp_path):
     task = kt.TransformerSeq2SeqLM.from_preset(RUN_DIRECTORY)
     assert task.backbone.num_layers == 1 and task.backbone.d_model == 32
-    with open(os.path.join(RUN_DIRECTORY, "config.json"), encoding="utf-8") as f:
-        config = json.load(f)
-    assert task.beam_size == config["beam_size"]
+    # The run's max_length (32, not the preprocessor's default 128).
+    assert task.preprocessor.encoder_sequence_length == 32
+    # The run's decoding settings (config.json) become the task's defaults.
+    run = tmp_path / "run"
+    shutil.copytree(RUN_DIRECTORY, run)
+    config = json.loads((run / "config.json").read_text(encoding="utf-8"))
+    config.update(beam_size=6, alpha=1.0, max_extra_length=20)
+    (run / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    task = kt.TransformerSeq2SeqLM.from_preset(str(run))
+    assert (task.beam_size, task.alpha, task.max_extra_length) == (6, 1.0, 20)
 
 
 def test_preset_written_before_loads():
