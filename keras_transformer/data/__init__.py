@@ -1,7 +1,9 @@
-"""Data: the shared subword vocabulary, parallel text files, tf.data batches.
+"""Data: the shared subword vocabulary, parallel text files, prepared corpora
+(token ids in memory-mapped shards), tf.data batches.
 
 Also the embedded default task (English -> German number words), which needs
-no download.
+no download. Without TensorFlow (a JAX or PyTorch machine) the text files and
+prepared corpora still import; the tf.data pipeline does not.
 """
 
 from keras_transformer.data.default_task import (
@@ -11,34 +13,45 @@ from keras_transformer.data.default_task import (
     write_default_task,
 )
 from keras_transformer.data.options import DatasetOptions, default_bucket_lengths
-from keras_transformer.data.pipeline import (
-    DatasetReport,
-    make_dataset,
-    make_dataset_from_files,
-)
+from keras_transformer.data.shards import PreparedCorpus, Shard
 from keras_transformer.data.text_files import (
     ReadStats,
-    read_lines,
     expand_paths,
+    read_lines,
     read_parallel,
     write_lines,
 )
 from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 
+try:
+    import tensorflow as _tensorflow  # noqa: F401
+except ImportError:  # tests/data/test_shards.py
+    TENSORFLOW_AVAILABLE = False
+else:
+    TENSORFLOW_AVAILABLE = True
+
+if TENSORFLOW_AVAILABLE:
+    from keras_transformer.data.pipeline import (
+        DatasetReport,
+        make_dataset,
+        make_dataset_from_files,
+    )
+
 __all__ = [
     "DatasetOptions",
-    "DatasetReport",
+    "PreparedCorpus",
     "ReadStats",
+    "Shard",
     "SubwordTokenizer",
     "default_bucket_lengths",
     "default_task_splits",
-    "make_dataset",
-    "make_dataset_from_files",
+    "expand_paths",
     "number_to_english",
     "number_to_german",
     "read_lines",
-    "expand_paths",
     "read_parallel",
     "write_default_task",
     "write_lines",
 ]
+if TENSORFLOW_AVAILABLE:
+    __all__ += ["DatasetReport", "make_dataset", "make_dataset_from_files"]
