@@ -14,7 +14,12 @@ packed_rows`.)
 
 Every pair's shape is decided up front in NumPy (all lengths are known once
 the data is tokenized), so the report's statistics are exact and ``tf.data``
-only looks each pair's bucket up.
+only looks each pair's bucket up. The decision (`bucket_shapes`) depends only
+on the number of pairs of each (source bucket, target bucket) combination
+(`bucket_counts`): the streamed pipeline (`keras_transformer.data.stream`)
+takes it from a prepared corpus's length histogram and gets the same shapes
+for the same pairs; `batch_statistics` computes the report's batch fields
+from the pairs per shape.
 """
 
 import dataclasses
@@ -29,55 +34,34 @@ from keras_transformer.special_tokens import PAD_ID
 def separate_buckets(encoder_ids, decoder_ids, labels, options):
     """``bucketing="separate"``: batch shapes ``(batch, S, T)``, each side
     padded to its own bucket where that saves enough padding."""
-    return _bucketed_dataset(
-        encoder_ids, decoder_ids, labels, options, _separate_bucket_indices
-    )
+    return _bucketed_dataset(encoder_ids, decoder_ids, labels, options)
 
 
 def joint_buckets(encoder_ids, decoder_ids, labels, options):
     """``bucketing="joint"``: batch shapes ``(batch, L, L)``, both sides padded
     to the bucket of the longer side."""
-    return _bucketed_dataset(
-        encoder_ids, decoder_ids, labels, options, _joint_bucket_indices
-    )
+    return _bucketed_dataset(encoder_ids, decoder_ids, labels, options)
 
 
-@dataclasses.dataclass(frozen=True)
-class _Shapes:
-    """The padded shape of each bucket, and each pair's bucket.
-
-    ``source_lengths[k]``, ``target_lengths[k]`` and ``batch_sizes[k]`` give
-    bucket ``k``'s full batch shape ``(batch, S, T)``; ``pair_keys[n]`` is the
-    bucket of pair ``n``.
-    """
-
-    source_lengths: np.ndarray  # (buckets,)
-    target_lengths: np.ndarray  # (buckets,)
-    batch_sizes: np.ndarray  # (buckets,)
-    pair_keys: np.ndarray  # (pairs,)
-
-
-def _bucketed_dataset(encoder_ids, decoder_ids, labels, options, bucket_indices):
-    """``(dataset, batching)`` of padded buckets; ``bucket_indices`` maps the
-    pairs to their (source, target) indices into the bucket lengths."""
-    bucket_lengths = options.bucket_lengths
-    batch_sizes = options.bucket_batch_sizes(bucket_lengths)
+def _bucketed_dataset(encoder_ids, decoder_ids, labels, options):
+    """``(dataset, batching)`` of padded buckets (``options.bucketing``
+    says which scheme)."""
     encoder_lengths = encoder_ids.row_lengths().numpy()
     decoder_lengths = decoder_ids.row_lengths().numpy()
-    lengths = np.asarray(bucket_lengths)
-    sizes = np.asarray(batch_sizes)
-    # The smallest bucket length >= each side's length.
-    source = np.searchsorted(lengths, encoder_lengths, side="left")
-    target = np.searchsorted(lengths, decoder_lengths, side="left")
-    source, target = bucket_indices(source, target, lengths, sizes, options)
-    shapes = _shapes(source, target, lengths, sizes)
-    stats = _batch_statistics(shapes, encoder_lengths, decoder_lengths, options)
-    dataset = _padded_dataset(encoder_ids, decoder_ids, labels, shapes, options)
+    counts = bucket_counts(encoder_lengths, decoder_lengths, options.bucket_lengths)
+    shapes = bucket_shapes(counts, options)
+    pair_keys = shapes.pair_shapes(encoder_lengths, decoder_lengths).astype(np.int64)
+    real_source, real_target = int(encoder_lengths.sum()), int(decoder_lengths.sum())
+    shape_counts = np.bincount(pair_keys, minlength=len(shapes.batch_sizes))
+    stats = batch_statistics(shapes, shape_counts, real_source, real_target, options)
+    dataset = _padded_dataset(
+        encoder_ids, decoder_ids, labels, shapes, pair_keys, options
+    )
     batching = dict(
-        num_source_tokens=int(encoder_lengths.sum()),
-        num_target_tokens=int(decoder_lengths.sum()),
-        bucket_lengths=bucket_lengths,
-        bucket_batch_sizes=batch_sizes,
+        num_source_tokens=real_source,
+        num_target_tokens=real_target,
+        bucket_lengths=options.bucket_lengths,
+        bucket_batch_sizes=options.bucket_batch_sizes(options.bucket_lengths),
         bucketing=options.bucketing,
         batch_multiple=options.batch_multiple,
         num_shards=options.num_shards,
@@ -86,31 +70,106 @@ def _bucketed_dataset(encoder_ids, decoder_ids, labels, options, bucket_indices)
     return dataset, batching
 
 
-def _joint_bucket_indices(source, target, lengths, sizes, options):
-    """Both sides go to the bucket of the longer one."""
-    del lengths, sizes, options
-    longer = np.maximum(source, target)
-    return longer, longer
+@dataclasses.dataclass(frozen=True)
+class BucketShapes:
+    """The padded batch shapes of a data set, and the shape of each pair.
+
+    Decided once from the number of pairs of each (source bucket, target
+    bucket) combination (`bucket_shapes`), so that a pair's shape depends
+    only on its lengths: the in-memory pipeline and the streamed one
+    (`keras_transformer.data.stream`) give the same pair the same shape.
+
+    Shape ``k`` is ``(batch_sizes[k], source_lengths[k], target_lengths[k])``
+    for its full batches; shapes are numbered by increasing
+    ``(source bucket, target bucket)``.
+
+    Args:
+        bucket_lengths: int array ``(buckets,)``. The padded lengths a side
+            can have.
+        source_lengths: int array ``(shapes,)``. Each shape's ``S``.
+        target_lengths: int array ``(shapes,)``. Each shape's ``T``.
+        batch_sizes: int array ``(shapes,)``. Each shape's batch size (from
+            its longer side).
+        shape_of: int array ``(buckets, buckets)``. The shape of the pairs
+            of each (source bucket, target bucket) combination; -1 for the
+            combinations without pairs.
+    """
+
+    bucket_lengths: np.ndarray
+    source_lengths: np.ndarray
+    target_lengths: np.ndarray
+    batch_sizes: np.ndarray
+    shape_of: np.ndarray
+
+    def buckets(self, lengths):
+        """The bucket (index into ``bucket_lengths``) of each length: the
+        smallest bucket length >= it."""
+        return np.searchsorted(self.bucket_lengths, lengths, side="left")
+
+    def pair_shapes(self, encoder_lengths, decoder_lengths):
+        """The shape index of each pair (EOS/BOS included in the lengths)."""
+        return self.shape_of[
+            self.buckets(encoder_lengths), self.buckets(decoder_lengths)
+        ]
 
 
-def _separate_bucket_indices(source, target, lengths, sizes, options):
-    """Each side keeps its own bucket when its ``(S, T)`` combination is
-    worth a shape of its own (`_kept_combinations`); the pairs of the other
-    combinations move to the cheapest kept shape that holds them."""
+def bucket_counts(encoder_lengths, decoder_lengths, bucket_lengths, weights=None):
+    """Int64 ``(buckets, buckets)``: pairs per (source bucket, target bucket).
+
+    Args:
+        encoder_lengths, decoder_lengths: int arrays ``(n,)``, EOS/BOS
+            included, at most ``bucket_lengths[-1]``.
+        bucket_lengths: increasing ints.
+        weights: int array ``(n,)`` or None. Pairs each entry stands for
+            (the counts of a length histogram). Defaults to one each.
+    """
+    lengths = np.asarray(bucket_lengths)
+    source = np.searchsorted(lengths, encoder_lengths, side="left")
+    target = np.searchsorted(lengths, decoder_lengths, side="left")
+    counts = np.zeros((len(lengths), len(lengths)), np.int64)
+    weights = np.ones(len(source), np.int64) if weights is None else weights
+    np.add.at(counts, (source, target), np.asarray(weights, np.int64))
+    return counts
+
+
+def bucket_shapes(counts, options):
+    """The `BucketShapes` of ``options.bucketing`` (``"separate"`` or
+    ``"joint"``) for the pair counts ``counts`` (`bucket_counts`).
+
+    ``"joint"`` pads both sides to the bucket of the longer one.
+    ``"separate"`` keeps each side's own bucket when the ``(S, T)``
+    combination is worth a shape of its own (`_kept_combinations`); the
+    pairs of the other combinations move to the cheapest kept shape that
+    holds them. A batch takes the batch size of its longer side.
+    """
+    bucket_lengths = options.bucket_lengths
+    lengths = np.asarray(bucket_lengths)
+    sizes = np.asarray(options.bucket_batch_sizes(bucket_lengths))
     num = len(lengths)
-    counts = np.zeros((num, num), np.int64)  # (source bucket, target bucket)
-    np.add.at(counts, (source, target), 1)
-    joint_padded = 2 * lengths[np.maximum(source, target)].sum()
-    kept = _kept_combinations(counts, lengths, sizes, joint_padded, options.min_shape_saving)
-    moved = {
-        (i, j): _cheapest_kept_shape(i, j, kept, lengths)
-        for i, j in zip(*np.nonzero((counts > 0) & ~kept))
-    }
-    for (i, j), (a, b) in moved.items():
-        at = (source == i) & (target == j)
-        source = np.where(at, a, source)
-        target = np.where(at, b, target)
-    return source, target
+    counts = np.asarray(counts, np.int64)
+    longer = np.maximum.outer(np.arange(num), np.arange(num))
+    # (source bucket, target bucket) each combination goes to.
+    source, target = longer.copy(), longer.copy()
+    if options.bucketing == "separate":
+        source, target = np.indices((num, num))
+        joint_padded = 2 * int((counts * lengths[longer]).sum())
+        kept = _kept_combinations(
+            counts, lengths, sizes, joint_padded, options.min_shape_saving
+        )
+        for i, j in zip(*np.nonzero((counts > 0) & ~kept)):
+            source[i, j], target[i, j] = _cheapest_kept_shape(i, j, kept, lengths)
+    used = counts > 0
+    keys, inverse = np.unique(source[used] * num + target[used], return_inverse=True)
+    shape_of = np.full((num, num), -1, np.int64)
+    shape_of[used] = inverse.reshape(-1)
+    source_bucket, target_bucket = keys // num, keys % num
+    return BucketShapes(
+        bucket_lengths=lengths.astype(np.int64),
+        source_lengths=lengths[source_bucket].astype(np.int64),
+        target_lengths=lengths[target_bucket].astype(np.int64),
+        batch_sizes=sizes[np.maximum(source_bucket, target_bucket)].astype(np.int64),
+        shape_of=shape_of,
+    )
 
 
 def _kept_combinations(counts, lengths, sizes, joint_padded, min_shape_saving):
@@ -143,21 +202,7 @@ def _cheapest_kept_shape(i, j, kept, lengths):
     return best
 
 
-def _shapes(source, target, lengths, sizes):
-    """The `_Shapes` of the pairs' (source, target) bucket indices; a batch
-    takes the batch size of its longer side."""
-    num = len(lengths)
-    keys, pair_keys = np.unique(source * num + target, return_inverse=True)
-    source_bucket, target_bucket = keys // num, keys % num
-    return _Shapes(
-        source_lengths=lengths[source_bucket].astype(np.int64),
-        target_lengths=lengths[target_bucket].astype(np.int64),
-        batch_sizes=sizes[np.maximum(source_bucket, target_bucket)].astype(np.int64),
-        pair_keys=pair_keys.reshape(-1).astype(np.int64),
-    )
-
-
-def _batch_statistics(shapes, encoder_lengths, decoder_lengths, options):
+def batch_statistics(shapes, shape_counts, real_source, real_target, options):
     """Batches, padding and shapes of one pass, as the dataset yields them.
 
     Each pair is counted in its padded shape (pairs that ``drop_remainder``
@@ -165,14 +210,26 @@ def _batch_statistics(shapes, encoder_lengths, decoder_lengths, options):
     masked rows added to last partial batches. With ``repeat`` batches
     straddle passes: no partial batches, and the average number of batches
     per pass.
+
+    Args:
+        shapes: `BucketShapes`.
+        shape_counts: int array ``(shapes,)``. Pairs of each shape in a pass.
+        real_source, real_target: int. Real encoder and decoder tokens of a
+            pass (EOS/BOS included).
+        options: `DatasetOptions`.
+
+    Returns:
+        The report's fields ``num_batches``, ``padding_fraction``,
+        ``source_padding_fraction``, ``target_padding_fraction``,
+        ``batch_shapes``, ``num_batch_shapes``, ``num_dropped`` and
+        ``num_padding_rows``.
     """
-    counts = np.bincount(shapes.pair_keys, minlength=len(shapes.batch_sizes))
     num_batches = num_dropped = num_padding_rows = 0
     padded_source = padded_target = 0
     batch_shapes = []  # (pairs, shape) of full batches
     shapes_seen = set()
     for count, source_length, target_length, batch_size in zip(
-        counts, shapes.source_lengths, shapes.target_lengths, shapes.batch_sizes
+        shape_counts, shapes.source_lengths, shapes.target_lengths, shapes.batch_sizes
     ):
         count, batch_size = int(count), int(batch_size)
         shape = (batch_size, int(source_length), int(target_length))
@@ -188,7 +245,9 @@ def _batch_statistics(shapes, encoder_lengths, decoder_lengths, options):
             if partial and options.drop_remainder:
                 num_dropped += partial
             elif partial:
-                partial_rows = -(-partial // options.batch_multiple) * options.batch_multiple
+                partial_rows = (
+                    -(-partial // options.batch_multiple) * options.batch_multiple
+                )
                 num_padding_rows += partial_rows - partial
                 rows += partial_rows - partial
                 num_batches += 1
@@ -198,21 +257,23 @@ def _batch_statistics(shapes, encoder_lengths, decoder_lengths, options):
         padded_target += rows * int(target_length)
     if options.repeat:
         num_batches = max(1, math.ceil(num_batches - 1e-9))
-    real_source = float(encoder_lengths.sum())
-    real_target = float(decoder_lengths.sum())
+    real_source, real_target = float(real_source), float(real_target)
     return {
         "num_batches": int(num_batches),
-        "padding_fraction": 1.0 - (real_source + real_target) / (padded_source + padded_target),
+        "padding_fraction": 1.0
+        - (real_source + real_target) / (padded_source + padded_target),
         "source_padding_fraction": 1.0 - real_source / padded_source,
         "target_padding_fraction": 1.0 - real_target / padded_target,
-        "batch_shapes": tuple(shape for _, shape in sorted(batch_shapes, key=lambda x: -x[0])),
+        "batch_shapes": tuple(
+            shape for _, shape in sorted(batch_shapes, key=lambda x: -x[0])
+        ),
         "num_batch_shapes": len(shapes_seen),
         "num_dropped": num_dropped,
         "num_padding_rows": num_padding_rows,
     }
 
 
-def _padded_dataset(encoder_ids, decoder_ids, labels, shapes, options):
+def _padded_dataset(encoder_ids, decoder_ids, labels, shapes, pair_keys, options):
     """The ``tf.data`` pipeline of the bucketed strategies: shuffle, group
     each bucket's pairs into padded batches, pad rows to ``batch_multiple``,
     keep this process's shard, split into ``(inputs, labels)``.
@@ -221,7 +282,7 @@ def _padded_dataset(encoder_ids, decoder_ids, labels, shapes, options):
     batches them, so no ``.cache()`` is needed.
     """
     dataset = tf.data.Dataset.from_tensor_slices(
-        (encoder_ids, decoder_ids, labels, tf.constant(shapes.pair_keys, tf.int64))
+        (encoder_ids, decoder_ids, labels, tf.constant(pair_keys, tf.int64))
     )
     # Rows of a ragged tensor come out typed as rank-1 RaggedTensors, which
     # padded_batch rejects; an identity map turns them into plain tensors.

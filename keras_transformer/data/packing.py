@@ -46,29 +46,28 @@ class PackedBatch:
 class PairPacker:
     """First-fit packing of pairs into batches of ``rows`` x ``row_length``.
 
-    Pairs that wait for room carry over from one call of `batches` to the
-    next (a repeated dataset's passes join without partial batches);
-    `flush` packs what is left.
+    Pairs that wait for room carry over from one call of `pack` to the next
+    (a repeated dataset's passes, or a streamed pass's windows, join without
+    partial batches); `flush` packs what is left.
 
     Args:
-        source_lengths, target_lengths: int arrays ``(pairs,)``, each at
-            most ``row_length``.
         row_length: int. Tokens per row on each side.
         rows: int. Rows per batch.
+
+    Example:
+
+    ```python
+    packer = PairPacker(row_length=8, rows=2)
+    batches = list(packer.pack([10, 11, 12], [5, 3, 4], [4, 4, 6]))
+    batches += list(packer.flush())
+    batches[0].rows  # [0, 0, 1]: pairs 10 and 11 share row 0
+    ```
     """
 
-    def __init__(self, source_lengths, target_lengths, row_length, rows):
-        self.source_lengths = np.asarray(source_lengths, np.int64)
-        self.target_lengths = np.asarray(target_lengths, np.int64)
-        longest = max(self.source_lengths.max(initial=0), self.target_lengths.max(initial=0))
-        if longest > row_length:
-            raise ValueError(
-                f"A pair of {longest} tokens does not fit a packed row of "
-                f"row_length={row_length}."
-            )
+    def __init__(self, row_length, rows):
         self.row_length = int(row_length)
         self.num_rows = int(rows)
-        self.waiting = []
+        self.waiting = []  # (pair, source length, target length)
         self._new_batch()
 
     def _new_batch(self):
@@ -77,18 +76,17 @@ class PairPacker:
         self.segment_count = np.zeros(self.num_rows, np.int64)
         self.batch = PackedBatch([], [], [], [], [])
 
-    def _place(self, pair):
+    def _place(self, pair, source, target):
         """Puts ``pair`` in the first row with room; False when none has."""
-        source, target = self.source_lengths[pair], self.target_lengths[pair]
         fits = (self.source_free >= source) & (self.target_free >= target)
-        row = int(np.argmax(fits))
+        row = int(fits.argmax())
         if not fits[row]:
             return False
         batch = self.batch
-        batch.pairs.append(int(pair))
+        batch.pairs.append(pair)
         batch.rows.append(row)
-        batch.source_offsets.append(int(self.row_length - self.source_free[row]))
-        batch.target_offsets.append(int(self.row_length - self.target_free[row]))
+        batch.source_offsets.append(self.row_length - int(self.source_free[row]))
+        batch.target_offsets.append(self.row_length - int(self.target_free[row]))
         self.segment_count[row] += 1
         batch.segments.append(int(self.segment_count[row]))
         self.source_free[row] -= source
@@ -99,21 +97,49 @@ class PairPacker:
         batch = self.batch
         self._new_batch()
         waiting, self.waiting = self.waiting, []
-        for pair in waiting:  # each fits an empty row: placed in order
-            if not self._place(pair):
-                self.waiting.append(pair)
+        for item in waiting:  # each fits an empty row: placed in order
+            if not self._place(*item):
+                self.waiting.append(item)
         return batch
 
     def _full(self):
         return not self.source_free.any() and not self.target_free.any()
 
-    def batches(self, order):
-        """Yields the `PackedBatch`es completed while packing ``order``."""
-        for pair in order:
-            if not self._place(pair):
-                self.waiting.append(pair)
+    def pack(self, pairs, source_lengths, target_lengths):
+        """Yields the `PackedBatch`es completed while packing ``pairs`` in
+        order.
+
+        Args:
+            pairs: sequence of int. The pairs' identifiers (what the
+                batches' ``pairs`` hold).
+            source_lengths, target_lengths: int sequences aligned with
+                ``pairs``, each at most ``row_length``.
+
+        Raises:
+            ValueError: a pair is longer than ``row_length``.
+        """
+        source_lengths = np.asarray(source_lengths, np.int64)
+        target_lengths = np.asarray(target_lengths, np.int64)
+        longest = max(source_lengths.max(initial=0), target_lengths.max(initial=0))
+        if longest > self.row_length:
+            raise ValueError(
+                f"A pair of {longest} tokens does not fit a packed row of "
+                f"row_length={self.row_length}."
+            )
+        # Python ints: the loop is per pair.
+        items = zip(
+            np.asarray(pairs).tolist(), source_lengths.tolist(), target_lengths.tolist()
+        )
+        for item in items:
+            if not self._place(*item):
+                self.waiting.append(item)
             if len(self.waiting) >= self.num_rows or self._full():
                 yield self._emit()
+
+    def pending(self):
+        """The pairs not yet in a yielded batch: those of the batch being
+        filled, then the waiting ones."""
+        return self.batch.pairs + [pair for pair, _, _ in self.waiting]
 
     def flush(self):
         """Yields the last batches: the one being filled and the waiting
@@ -122,30 +148,61 @@ class PairPacker:
             yield self._emit()
 
 
+def scatter_pairs(destination, rows, offsets, flat, splits, pairs, values=None):
+    """Writes the ids of ``pairs`` into rows of ``destination``, in place.
+
+    Pair ``pairs[i]`` (the ids ``flat[splits[p]:splits[p + 1]]``) goes to
+    ``destination[rows[i], offsets[i]:]``; with ``values`` each of its
+    positions gets ``values[i]`` instead of its ids (segment ids). One
+    fancy-index assignment for all the pairs.
+
+    Args:
+        destination: 2-D array, written in place.
+        rows, offsets, pairs: int arrays ``(n,)``.
+        flat: 1-D array. The ids of every pair, concatenated.
+        splits: int array. Row splits of ``flat``.
+        values: int array ``(n,)`` or None.
+    """
+    pairs = np.asarray(pairs, np.int64)
+    starts = splits[pairs]
+    lengths = splits[pairs + 1] - starts
+    # Position of each token within its pair.
+    ends = np.cumsum(lengths)
+    within = np.arange(ends[-1] if len(ends) else 0) - np.repeat(
+        ends - lengths, lengths
+    )
+    target_rows = np.repeat(np.asarray(rows, np.int64), lengths)
+    columns = np.repeat(np.asarray(offsets, np.int64), lengths) + within
+    if values is None:
+        destination[target_rows, columns] = flat[np.repeat(starts, lengths) + within]
+    else:
+        destination[target_rows, columns] = np.repeat(values, lengths)
+
+
 def fill_batch(batch, rows, row_length, encoder_ids, decoder_ids, labels):
     """NumPy ``(encoder ids, decoder ids, labels, encoder segment ids,
     decoder segment ids)``, each ``(rows, row_length)`` int32, of a
     `PackedBatch`. ``encoder_ids`` & co. are ``(flat values, row splits)``
-    of every pair's ids."""
+    of every pair's ids; ``labels`` has the row splits of ``decoder_ids``."""
     shape = (rows, row_length)
     encoder, decoder, label = (np.full(shape, PAD_ID, np.int32) for _ in range(3))
     encoder_segments = np.zeros(shape, np.int32)
     decoder_segments = np.zeros(shape, np.int32)
-    (encoder_flat, encoder_splits), (decoder_flat, decoder_splits) = encoder_ids, decoder_ids
-    label_flat = labels[0]
-    for pair, row, source_offset, target_offset, segment in zip(
-        batch.pairs, batch.rows, batch.source_offsets, batch.target_offsets,
-        batch.segments,
-    ):  # fmt: skip
-        start, end = encoder_splits[pair], encoder_splits[pair + 1]
-        span = slice(source_offset, source_offset + end - start)
-        encoder[row, span] = encoder_flat[start:end]
-        encoder_segments[row, span] = segment
-        start, end = decoder_splits[pair], decoder_splits[pair + 1]
-        span = slice(target_offset, target_offset + end - start)
-        decoder[row, span] = decoder_flat[start:end]
-        label[row, span] = label_flat[start:end]
-        decoder_segments[row, span] = segment
+    (encoder_flat, encoder_splits), (decoder_flat, decoder_splits) = (
+        encoder_ids,
+        decoder_ids,
+    )
+    placed = (batch.rows, batch.source_offsets)
+    scatter_pairs(encoder, *placed, encoder_flat, encoder_splits, batch.pairs)
+    scatter_pairs(
+        encoder_segments, *placed, None, encoder_splits, batch.pairs, batch.segments
+    )
+    placed = (batch.rows, batch.target_offsets)
+    scatter_pairs(decoder, *placed, decoder_flat, decoder_splits, batch.pairs)
+    scatter_pairs(label, *placed, labels[0], decoder_splits, batch.pairs)
+    scatter_pairs(
+        decoder_segments, *placed, None, decoder_splits, batch.pairs, batch.segments
+    )
     return encoder, decoder, label, encoder_segments, decoder_segments
 
 
@@ -185,7 +242,9 @@ def packed_rows(encoder_ids, decoder_ids, labels, options):
     # Shared by every iteration of the dataset: each one packs the next pass.
     dataset_orders = orders()
     num_passes = 2**62 if options.repeat else 1
-    dataset = _packed_dataset(lambda: batches(dataset_orders, num_passes), ids, rows, options)
+    dataset = _packed_dataset(
+        lambda: batches(dataset_orders, num_passes), ids, rows, options
+    )
     return dataset, batching
 
 
@@ -198,13 +257,16 @@ def _pass_orders(num_examples, shuffle, seed):
         yield rng.permutation(num_examples) if shuffle else np.arange(num_examples)
 
 
-def _packed_batches(encoder_lengths, decoder_lengths, rows, orders, num_passes, options):
+def _packed_batches(
+    encoder_lengths, decoder_lengths, rows, orders, num_passes, options
+):
     """The `PackedBatch`es of ``num_passes`` passes (orders from ``orders``);
     without ``repeat``, the last partial batches too (unless
     ``drop_remainder``)."""
-    packer = PairPacker(encoder_lengths, decoder_lengths, options.max_length, rows)
+    packer = PairPacker(options.max_length, rows)
     for _ in range(num_passes):
-        yield from packer.batches(next(orders))
+        order = next(orders)
+        yield from packer.pack(order, encoder_lengths[order], decoder_lengths[order])
     if not options.repeat:
         for batch in packer.flush():
             if options.drop_remainder and len(set(batch.rows)) < rows:
