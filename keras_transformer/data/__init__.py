@@ -6,6 +6,7 @@ no download. Without TensorFlow (a JAX or PyTorch machine) the text files and
 prepared corpora still import; the tf.data pipeline does not.
 """
 
+from keras_transformer.data.corpus import prepare_corpus
 from keras_transformer.data.default_task import (
     default_task_splits,
     number_to_english,
@@ -15,8 +16,11 @@ from keras_transformer.data.default_task import (
 from keras_transformer.data.options import DatasetOptions, default_bucket_lengths
 from keras_transformer.data.shards import PreparedCorpus, Shard
 from keras_transformer.data.text_files import (
+    ParallelFiles,
     ReadStats,
+    count_lines,
     expand_paths,
+    iter_lines,
     read_lines,
     read_parallel,
     write_lines,
@@ -39,15 +43,19 @@ if TENSORFLOW_AVAILABLE:
 
 __all__ = [
     "DatasetOptions",
+    "ParallelFiles",
     "PreparedCorpus",
     "ReadStats",
     "Shard",
     "SubwordTokenizer",
+    "count_lines",
     "default_bucket_lengths",
     "default_task_splits",
     "expand_paths",
+    "iter_lines",
     "number_to_english",
     "number_to_german",
+    "prepare_corpus",
     "read_lines",
     "read_parallel",
     "write_default_task",

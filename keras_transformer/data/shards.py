@@ -374,6 +374,96 @@ def _resume_hint(path, manifest):
     return "run the same command again to resume it: " + " ".join(command)
 
 
+def read_manifest(directory):
+    """The manifest of the prepared corpus in ``directory``, checked to be
+    of this format and version; None when there is no ``manifest.json``.
+
+    Raises:
+        ValueError: naming the file: it is not JSON, not a prepared
+            corpus' manifest, or of another format version.
+    """
+    manifest_path = os.path.join(os.fspath(directory), MANIFEST_FILENAME)
+    if not os.path.isfile(manifest_path):
+        return None
+    manifest = read_json(manifest_path, "manifest of the prepared corpus")
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
+        found = manifest.get("format") if isinstance(manifest, dict) else None
+        raise ValueError(
+            f"{manifest_path!r} is not the manifest of a prepared corpus "
+            f"(format {found!r}, expected {FORMAT_NAME!r})."
+        )
+    if manifest.get("version") != FORMAT_VERSION:
+        raise ValueError(
+            f"{manifest_path!r} has format version {manifest.get('version')!r}; "
+            f"this version of keras_transformer reads version {FORMAT_VERSION}."
+        )
+    return manifest
+
+
+def check_files(directory, manifest, verify=True):
+    """Checks the files of the shards ``manifest`` lists, and ``vocab.spm``.
+
+    Every shard file must exist with the dtype, shape and size the manifest
+    gives; with ``verify`` its CRC-32 too (which reads every file once).
+
+    Raises:
+        ValueError: naming the file missing, truncated or corrupt, or the
+            ``vocab.spm`` whose SHA-256 is not the manifest's.
+    """
+    directory = os.fspath(directory)
+    vocabulary_path = os.path.join(directory, manifest["vocabulary"]["file"])
+    dtype = np.dtype(manifest["dtype"])
+    for entry in manifest["shards"]:
+        expected = {
+            "src": ((int(entry["num_source_tokens"]),), dtype),
+            "tgt": ((int(entry["num_target_tokens"]),), dtype),
+            "idx": ((int(entry["num_pairs"]) + 1, 2), np.dtype(np.int64)),
+        }
+        for part in SHARD_PARTS:
+            file = shard_path(directory, entry["name"], part)
+            if not os.path.isfile(file):
+                raise ValueError(
+                    f"The shard file {file!r} of the prepared corpus is missing."
+                )
+            try:
+                shape, file_dtype, offset = _npy_header(file)
+            except (OSError, ValueError) as error:
+                raise ValueError(
+                    f"The shard file {file!r} is corrupt (bad .npy header): {error}"
+                ) from error
+            shape_wanted, dtype_wanted = expected[part]
+            if shape != shape_wanted or file_dtype != dtype_wanted:
+                raise ValueError(
+                    f"The shard file {file!r} holds {file_dtype} {shape}, but "
+                    f"the manifest says {dtype_wanted} {shape_wanted} (corrupt "
+                    "or from another preparation)."
+                )
+            size = offset + int(np.prod(shape)) * file_dtype.itemsize
+            actual = os.path.getsize(file)
+            if actual != size:
+                raise ValueError(
+                    f"The shard file {file!r} is truncated or corrupt: "
+                    f"{actual} bytes, expected {size}."
+                )
+            if verify and file_crc32(file) != entry["crc32"][part]:
+                raise ValueError(
+                    f"The shard file {file!r} is corrupt: its CRC-32 differs "
+                    "from the one recorded when it was written."
+                )
+    if not os.path.isfile(vocabulary_path):
+        raise ValueError(
+            f"The vocabulary {vocabulary_path!r} of the prepared corpus is missing."
+        )
+    with open(vocabulary_path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    if digest != manifest["vocabulary"]["sha256"]:
+        raise ValueError(
+            f"The vocabulary {vocabulary_path!r} is not the one the ids "
+            "of the prepared corpus come from (its SHA-256 differs from the "
+            "manifest's)."
+        )
+
+
 class Shard:
     """One shard of a `PreparedCorpus`, memory-mapped.
 
@@ -538,23 +628,11 @@ class PreparedCorpus:
                 vocabulary of the ids.
         """
         path = os.fspath(path)
-        manifest_path = os.path.join(path, MANIFEST_FILENAME)
-        if not os.path.isfile(manifest_path):
+        manifest = read_manifest(path)
+        if manifest is None:
             raise ValueError(
                 f"{path!r} is not a prepared corpus: it has no {MANIFEST_FILENAME} "
                 "(prepare one with `keras-transformer preprocess` or prepare_corpus)."
-            )
-        manifest = read_json(manifest_path, "manifest of the prepared corpus")
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
-            raise ValueError(
-                f"{manifest_path!r} is not the manifest of a prepared corpus "
-                f"(format {manifest.get('format') if isinstance(manifest, dict) else None!r}"
-                f", expected {FORMAT_NAME!r})."
-            )
-        if manifest.get("version") != FORMAT_VERSION:
-            raise ValueError(
-                f"{manifest_path!r} has format version {manifest.get('version')!r}; "
-                f"this version of keras_transformer reads version {FORMAT_VERSION}."
             )
         if not manifest.get("complete"):
             raise ValueError(
@@ -562,62 +640,8 @@ class PreparedCorpus:
                 f"interrupted after {len(manifest.get('shards', []))} shards; "
                 f"{_resume_hint(path, manifest)}"
             )
-        corpus = cls(path, manifest)
-        corpus._check_files(verify)
-        return corpus
-
-    def _check_files(self, verify):
-        dtype = np.dtype(self.manifest["dtype"])
-        for entry in self.manifest["shards"]:
-            expected = {
-                "src": ((int(entry["num_source_tokens"]),), dtype),
-                "tgt": ((int(entry["num_target_tokens"]),), dtype),
-                "idx": ((int(entry["num_pairs"]) + 1, 2), np.dtype(np.int64)),
-            }
-            for part in SHARD_PARTS:
-                file = shard_path(self.path, entry["name"], part)
-                if not os.path.isfile(file):
-                    raise ValueError(
-                        f"The shard file {file!r} of the prepared corpus is missing."
-                    )
-                try:
-                    shape, file_dtype, offset = _npy_header(file)
-                except (OSError, ValueError) as error:
-                    raise ValueError(
-                        f"The shard file {file!r} is corrupt (bad .npy header): {error}"
-                    ) from error
-                shape_wanted, dtype_wanted = expected[part]
-                if shape != shape_wanted or file_dtype != dtype_wanted:
-                    raise ValueError(
-                        f"The shard file {file!r} holds {file_dtype} {shape}, but "
-                        f"the manifest says {dtype_wanted} {shape_wanted} (corrupt "
-                        "or from another preparation)."
-                    )
-                size = offset + int(np.prod(shape)) * file_dtype.itemsize
-                actual = os.path.getsize(file)
-                if actual != size:
-                    raise ValueError(
-                        f"The shard file {file!r} is truncated or corrupt: "
-                        f"{actual} bytes, expected {size}."
-                    )
-                if verify and file_crc32(file) != entry["crc32"][part]:
-                    raise ValueError(
-                        f"The shard file {file!r} is corrupt: its CRC-32 differs "
-                        "from the one recorded when it was written."
-                    )
-        if not os.path.isfile(self.vocabulary_path):
-            raise ValueError(
-                f"The vocabulary {self.vocabulary_path!r} of the prepared corpus "
-                "is missing."
-            )
-        with open(self.vocabulary_path, "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()
-        if digest != self.vocabulary_sha256:
-            raise ValueError(
-                f"The vocabulary {self.vocabulary_path!r} is not the one the ids "
-                "of the prepared corpus come from (its SHA-256 differs from the "
-                "manifest's)."
-            )
+        check_files(path, manifest, verify)
+        return cls(path, manifest)
 
     def check_vocabulary(self, proto, name):
         """Raises a ValueError naming the corpus and ``name`` when ``proto``

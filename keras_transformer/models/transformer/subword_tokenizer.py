@@ -149,16 +149,16 @@ class SubwordTokenizer(object if tf is None else tf.Module):
         tokenizer = SubwordTokenizer.train(["a b c", "a c"] * 50, 16)
         ```
         """
-        if not isinstance(vocabulary_size, int) or vocabulary_size <= 4:
-            raise ValueError(
-                "vocabulary_size must be an int greater than the 4 reserved "
-                f"pieces. Received: vocabulary_size={vocabulary_size!r}"
-            )
-        if model_type not in ("bpe", "unigram"):
-            raise ValueError(
-                "model_type must be 'bpe' or 'unigram'. "
-                f"Received: model_type={model_type!r}"
-            )
+        arguments = sentencepiece_trainer_arguments(
+            vocabulary_size,
+            model_type=model_type,
+            character_coverage=character_coverage,
+            input_sentence_size=input_sentence_size,
+            shuffle_input_sentence=shuffle_input_sentence,
+            normalization_rule_name=normalization_rule_name,
+            num_threads=num_threads,
+            verbose=verbose,
+        )
         if seed is not None:
             spm.set_random_generator_seed(seed)
         num_sentences = [0]
@@ -172,27 +172,10 @@ class SubwordTokenizer(object if tf is None else tf.Module):
         model = io.BytesIO()
         try:
             spm.SentencePieceTrainer.train(
-                sentence_iterator=non_empty(),
-                model_writer=model,
-                vocab_size=vocabulary_size,
-                model_type=model_type,
-                character_coverage=character_coverage,
-                input_sentence_size=input_sentence_size,
-                shuffle_input_sentence=shuffle_input_sentence,
-                normalization_rule_name=normalization_rule_name,
-                pad_id=PAD_ID,
-                unk_id=UNK_ID,
-                bos_id=BOS_ID,
-                eos_id=EOS_ID,
-                pad_piece=PAD_PIECE,
-                unk_piece=UNK_PIECE,
-                bos_piece=BOS_PIECE,
-                eos_piece=EOS_PIECE,
-                num_threads=num_threads or os.cpu_count() or 1,
-                minloglevel=0 if verbose else 2,
+                sentence_iterator=non_empty(), model_writer=model, **arguments
             )
         except RuntimeError as error:
-            raise _training_error(error, vocabulary_size, num_sentences[0])
+            raise training_error(error, vocabulary_size, num_sentences[0]) from error
         return cls(model.getvalue())
 
     @classmethod
@@ -332,6 +315,59 @@ class SubwordTokenizer(object if tf is None else tf.Module):
         return texts
 
 
+def sentencepiece_trainer_arguments(
+    vocabulary_size,
+    model_type="bpe",
+    character_coverage=1.0,
+    input_sentence_size=2_000_000,
+    shuffle_input_sentence=True,
+    normalization_rule_name="nmt_nfkc",
+    num_threads=None,
+    verbose=False,
+):
+    """The keyword arguments of ``sentencepiece.SentencePieceTrainer.train``
+    for a vocabulary of this package (BPE, reserved ids 0-3).
+
+    One definition for every trainer (`SubwordTokenizer.train`,
+    `keras_transformer.data.prepare_corpus`), so that the same text gives the
+    same vocabulary. The arguments are those of `SubwordTokenizer.train`;
+    the value is plain JSON (it crosses to a child process). The seed is not
+    a trainer argument: set it with ``sentencepiece.set_random_generator_seed``.
+
+    Raises:
+        ValueError: ``vocabulary_size`` is not an int above the 4 reserved
+            pieces, or ``model_type`` is unknown.
+    """
+    if not isinstance(vocabulary_size, int) or vocabulary_size <= 4:
+        raise ValueError(
+            "vocabulary_size must be an int greater than the 4 reserved "
+            f"pieces. Received: vocabulary_size={vocabulary_size!r}"
+        )
+    if model_type not in ("bpe", "unigram"):
+        raise ValueError(
+            "model_type must be 'bpe' or 'unigram'. "
+            f"Received: model_type={model_type!r}"
+        )
+    return {
+        "vocab_size": vocabulary_size,
+        "model_type": model_type,
+        "character_coverage": character_coverage,
+        "input_sentence_size": input_sentence_size,
+        "shuffle_input_sentence": shuffle_input_sentence,
+        "normalization_rule_name": normalization_rule_name,
+        "pad_id": PAD_ID,
+        "unk_id": UNK_ID,
+        "bos_id": BOS_ID,
+        "eos_id": EOS_ID,
+        "pad_piece": PAD_PIECE,
+        "unk_piece": UNK_PIECE,
+        "bos_piece": BOS_PIECE,
+        "eos_piece": EOS_PIECE,
+        "num_threads": num_threads or os.cpu_count() or 1,
+        "minloglevel": 0 if verbose else 2,
+    }
+
+
 def _check_reserved_ids(processor):
     size = processor.get_piece_size()
     check_reserved_pieces(
@@ -340,7 +376,9 @@ def _check_reserved_ids(processor):
     )
 
 
-def _training_error(error, vocabulary_size, num_sentences):
+def training_error(error, vocabulary_size, num_sentences):
+    """The ValueError of a failed SentencePiece training (``error``, its
+    RuntimeError), saying what to change."""
     message = str(error)
     if num_sentences == 0:
         return ValueError("Cannot train a vocabulary: no non-empty sentences.")
