@@ -13,11 +13,14 @@ The package is layered; a module imports only from its own layer or lower:
 
 TensorFlow and keras-hub are dependencies of the package. Where they are not
 installed (a GPU machine with only JAX or PyTorch), the model, its layers,
-the objectives and the model-agnostic decoding still import; the tokenizer,
-the keras-hub task, the data pipeline, training and export need both.
+the objectives, the model-agnostic decoding and prepared corpora
+(`prepare_corpus`, `PreparedCorpus`) still import; the tokenizer, the
+keras-hub task, the tf.data pipeline, training and export need both.
 """
 
 from keras_transformer import layers
+from keras_transformer.data.corpus import prepare_corpus
+from keras_transformer.data.shards import PreparedCorpus
 from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.models.transformer.transformer import Transformer
 from keras_transformer.models.transformer.transformer_backbone import (
@@ -65,22 +68,24 @@ if TENSORFLOW_AVAILABLE and KERAS_HUB_AVAILABLE:
     from keras_transformer.training.trainer import train
 
 __all__ = [
-    "__version__",
     "BOS_ID",
-    "DecodeOptions",
     "EOS_ID",
     "KERAS_HUB_AVAILABLE",
-    "LabelSmoothedCrossEntropy",
-    "MaskedTokenAccuracy",
     "PAD_ID",
     "PRESETS",
     "TENSORFLOW_AVAILABLE",
+    "UNK_ID",
+    "DecodeOptions",
+    "LabelSmoothedCrossEntropy",
+    "MaskedTokenAccuracy",
+    "PreparedCorpus",
     "Transformer",
     "TransformerBackbone",
     "TransformerSchedule",
-    "UNK_ID",
+    "__version__",
     "layers",
     "list_presets",
+    "prepare_corpus",
     "register_keras_serializables",
     "register_trained_preset",
     "transformer_optimizer",

@@ -1,6 +1,7 @@
 """The subcommands of ``keras-transformer``: each turns parsed arguments
-into calls of the library (`train`, `Translator`, `average_checkpoints`,
-`export_saved_model`, the CTranslate2 converter) and prints the result.
+into calls of the library (`train`, `prepare_corpus`, `Translator`,
+`average_checkpoints`, `export_saved_model`, the CTranslate2 converter) and
+prints the result.
 """
 
 import argparse
@@ -11,7 +12,12 @@ import sys
 import keras
 
 from keras_transformer.cli.parser import _train_flag_fields
-from keras_transformer.data import read_lines, read_parallel, write_lines
+from keras_transformer.data import (
+    prepare_corpus,
+    read_lines,
+    read_parallel,
+    write_lines,
+)
 from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.export.ctranslate2_converter import (
     export_run_directory_to_ctranslate2,
@@ -408,6 +414,31 @@ def _run_export(args):
     return 0
 
 
+def _run_preprocess(args):
+    corpus = prepare_corpus(
+        args.train_src,
+        args.train_tgt,
+        args.output,
+        vocabulary=args.vocabulary,
+        vocabulary_size=args.vocabulary_size,
+        shard_size=args.shard_size,
+        seed=args.seed,
+    )
+    manifest = corpus.manifest
+    size = sum(
+        os.path.getsize(os.path.join(corpus.path, name)) for name in os.listdir(corpus.path)
+    )
+    print(
+        f"Prepared corpus: {os.path.abspath(corpus.path)}\n"
+        f"  {corpus.num_pairs} pairs ({manifest['num_skipped_empty']} of "
+        f"{manifest['num_lines']} lines skipped: an empty side), "
+        f"{corpus.num_shards} shard(s), {size / 1e6:.1f} MB, vocabulary of "
+        f"{corpus.vocabulary_size} pieces\n"
+        f"  train on it with: keras-transformer train --train-corpus {corpus.path}"
+    )
+    return 0
+
+
 def _run_info(args):
 
 
@@ -427,4 +458,5 @@ _COMMANDS = {
     "export": _run_export,
     "score": _run_score,
     "info": _run_info,
+    "preprocess": _run_preprocess,
 }

@@ -213,6 +213,29 @@ def _export_flags():
     )
 
 
+def _preprocess_flags():
+    return (
+        _flag("--train-src", nargs="+", required=True, metavar="FILE",
+              help="the source side: files (plain or gzip) or glob patterns, "
+              "read in the order given"),
+        _flag("--train-tgt", nargs="+", required=True, metavar="FILE",
+              help="the target side: as many files, in the same order"),
+        _flag("--output", required=True, metavar="DIR",
+              help="the directory of the prepared corpus"),
+        _flag("--vocabulary", metavar="PATH", exclusive_group="vocabulary",
+              help="encode with this SentencePiece model (a vocab.spm, or a "
+              "directory holding one, such as a run directory)"),
+        _flag("--vocabulary-size", type=_positive_int, metavar="N",
+              exclusive_group="vocabulary",
+              help="learn a shared BPE vocabulary of N pieces from the corpus"),
+        _flag("--shard-size", type=_positive_int, default=250_000, metavar="N",
+              help="input lines per shard (default: 250000)"),
+        _flag("--seed", type=int, default=0, metavar="N",
+              help="seed of the sentence sample the vocabulary is learned from "
+              "(default: 0)"),
+    )  # fmt: skip
+
+
 @dataclasses.dataclass(frozen=True)
 class Command:
     """A subcommand: its name, one-line help, description, example and flags."""
@@ -282,6 +305,20 @@ COMMANDS = (
         _export_flags,
     ),
     Command(
+        "preprocess",
+        "tokenize a parallel corpus once into binary shards for training",
+        "Tokenize a parallel corpus into a prepared corpus: the token ids in "
+        "memory-mapped shards and their vocabulary, which training streams in "
+        "bounded memory whatever the corpus size. The vocabulary is learned "
+        "from the corpus (--vocabulary-size) or given (--vocabulary). Run the "
+        "same command again to resume an interrupted preparation; a finished "
+        "one is reused as it is.",
+        "example:\n  keras-transformer preprocess --train-src 'wmt14/*.en.gz' "
+        "--train-tgt 'wmt14/*.de.gz' \\\n      --vocabulary-size 37000 --output "
+        "data/wmt14\n  keras-transformer train --train-corpus data/wmt14 ...",
+        _preprocess_flags,
+    ),
+    Command(
         "info",
         "print the version, the backend and the presets",
         "Print the package version, the active Keras backend and the model presets.",
@@ -325,8 +362,12 @@ def build_parser():
             epilog=command.epilog,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
+        groups = {}  # Flags of which exactly one must be given.
         for names, options in command.flags():
-            subparser.add_argument(*names, **options)
+            group = options.pop("exclusive_group", None)
+            if group is not None and group not in groups:
+                groups[group] = subparser.add_mutually_exclusive_group(required=True)
+            (groups[group] if group else subparser).add_argument(*names, **options)
     return parser
 
 
