@@ -108,6 +108,14 @@ def test_shards_hold_exactly_the_pairs_of_the_text(tmp_path):
         str(tmp_path / "text" / name)
         for name in ("part0.en", "part1.en.gz", "part2.en.gz")
     ]
+    # One line per shard: a skipped line leaves its shard empty.
+    single = _prepare(
+        tmp_path, "single", shard_size=1, vocabulary_size=None, vocabulary=corpus.path
+    )
+    assert single.num_shards == 23 and _read_all(single) == expected
+    assert [
+        i for i, e in enumerate(single.manifest["shards"]) if not e["num_pairs"]
+    ] == [2, 12, 22]
     with gzip.open(tmp_path / "text" / "part1.en.gz", "rt") as f:  # really gzip
         assert f.readline().strip() == src[9]
 
