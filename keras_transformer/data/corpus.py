@@ -12,9 +12,9 @@ being written, so its memory does not grow with the corpus. Its steps:
    file, paired files of different lengths are errors before any work).
 2. The vocabulary: copied from ``vocabulary``, or learned with SentencePiece
    from the text (every source sentence, then every target sentence, or a
-   seeded sample of them) in a child process, so that the sentence sample SentencePiece holds (about
-   1.7 GB for 2 million WMT sentences) is freed with the child and never
-   adds to the memory of the process that trains a model next.
+   seeded sample of them) in a child process, so that the sentence sample
+   SentencePiece holds (gigabytes at WMT's scale) is freed with the child
+   and never adds to the memory of the process that trains a model next.
 3. Encode the pairs in chunks with SentencePiece on every core, write a
    shard of ``shard_size`` input lines at a time, and record it in the
    manifest (rewritten atomically after each shard).
