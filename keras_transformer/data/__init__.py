@@ -40,6 +40,7 @@ if TENSORFLOW_AVAILABLE:
         make_dataset,
         make_dataset_from_files,
     )
+    from keras_transformer.data.stream import CorpusStream, make_dataset_from_corpus
 
 __all__ = [
     "DatasetOptions",
@@ -63,3 +64,4 @@ __all__ = [
 ]
 if TENSORFLOW_AVAILABLE:
     __all__ += ["DatasetReport", "make_dataset", "make_dataset_from_files"]
+    __all__ += ["CorpusStream", "make_dataset_from_corpus"]
