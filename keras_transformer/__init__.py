@@ -51,6 +51,7 @@ else:
 if TENSORFLOW_AVAILABLE and KERAS_HUB_AVAILABLE:
     from keras_transformer.data.options import DatasetOptions
     from keras_transformer.data.pipeline import make_dataset, make_dataset_from_files
+    from keras_transformer.data.stream import CorpusStream, make_dataset_from_corpus
     from keras_transformer.export.saved_model import export_saved_model
     from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
     from keras_transformer.models.transformer.transformer_seq_2_seq_lm import (
@@ -101,7 +102,9 @@ if TENSORFLOW_AVAILABLE and KERAS_HUB_AVAILABLE:
         "Translator",
         "average_checkpoints",
         "export_saved_model",
+        "CorpusStream",
         "make_dataset",
+        "make_dataset_from_corpus",
         "make_dataset_from_files",
         "train",
     ]

@@ -7,6 +7,7 @@ prints the result.
 import argparse
 import json
 import os
+import signal
 import sys
 
 import keras
@@ -40,6 +41,7 @@ from keras_transformer.training.evaluation import (
 )
 from keras_transformer.training.run_directory import RunDirectory
 from keras_transformer.training.trainer import load_data, train
+from keras_transformer.training.update_backup import SIGTERM_STOP
 from keras_transformer.version import __version__
 
 
@@ -62,6 +64,10 @@ def _train_config(args):
 def _run_train(args):
 
     result = train(_train_config(args), overwrite=args.overwrite)
+    if result.stop_reason == SIGTERM_STOP:
+        # 128 + SIGTERM, as a shell reports a process that SIGTERM ended: the
+        # run is unfinished (a scheduler should run the command again).
+        return 128 + signal.SIGTERM
     return 1 if result.stop_reason == "NaN loss" else 0
 
 

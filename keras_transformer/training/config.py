@@ -211,6 +211,20 @@ class TrainConfig:
             epoch, validation BLEU, the best checkpoint, and the final score
             when no test files are given).
         test_src, test_tgt: str. Test files for the final score.
+        train_corpus: str. A corpus directory prepared by `keras-transformer
+            preprocess` (`keras_transformer.data.prepare_corpus`): binary
+            shards and their vocabulary, used instead of ``train_src`` and
+            ``train_tgt``.
+        corpus_dir: str. Where `train` prepares ``train_src`` and
+            ``train_tgt`` into binary shards before training (reused, not
+            prepared again, while the files and the vocabulary are
+            unchanged; an interrupted preparation resumes). None (default):
+            ``<output_dir>/corpus``. Training then streams the shards in
+            bounded memory, whatever the corpus size.
+        window_size: int. Sentence pairs per window of the training stream:
+            pairs are length-bucketed or packed within a window (Marian's
+            maxi-batch), so memory grows with the window, not the corpus.
+            Defaults to 100,000.
         vocabulary_size: int. Shared SentencePiece BPE vocabulary, trained
             on the training files when the output directory has none. Auto.
         max_length: int. Longest sequence in tokens (EOS/BOS included);
@@ -232,6 +246,13 @@ class TrainConfig:
             one pass over the training data.
         max_steps: int. Stop after this many optimizer updates in total.
         time_budget_minutes: float. Stop training after this many minutes.
+        backup_every_steps: int. Also save the training state to
+            ``backup/`` every N optimizer updates (at every epoch end in any
+            case), so that a crash or a preemption loses at most N updates;
+            a resumed run continues the interrupted epoch and the data
+            stream where the backup was taken. SIGTERM always saves a
+            backup after the batch in flight and stops. None (default): at
+            epoch ends only.
         accumulate_steps: int. Gradient accumulation: each optimizer update
             averages the gradients of this many batches (Keras' optimizer
             ``gradient_accumulation_steps``), as one batch this many times
@@ -344,6 +365,20 @@ class TrainConfig:
     test_tgt: _Files = _field(
         None, "test target file(s)", metavar="FILE", cli_text=True
     )
+    train_corpus: typing.Optional[str] = _field(
+        None, "a corpus prepared by keras-transformer preprocess, instead of "
+        "train_src/train_tgt", metavar="DIR",
+    )
+    corpus_dir: typing.Optional[str] = _field(
+        None, "where train prepares train_src/train_tgt into binary shards (reused "
+        "while the files and vocabulary are unchanged); null: <output_dir>/corpus",
+        metavar="DIR",
+    )
+    window_size: int = _field(
+        100_000, "sentence pairs per bucketing or packing window of the training "
+        "stream (memory grows with it, not with the corpus)",
+        check=_int_at_least(1, allow_none=False),
+    )
     vocabulary_size: typing.Optional[int] = _field(
         None, "shared BPE vocabulary size; " + _AUTO, check=_check_vocabulary_size
     )
@@ -373,6 +408,11 @@ class TrainConfig:
     time_budget_minutes: typing.Optional[float] = _field(
         None, "stop training after MINUTES", check=_positive,
         flags=("--time-budget",), metavar="MINUTES",
+    )
+    backup_every_steps: typing.Optional[int] = _field(
+        None, "also back up the training state every N updates, so that a crash "
+        "or preemption loses at most N; null: at the end of each epoch",
+        check=_int_at_least(1),
     )
     accumulate_steps: int = _field(
         1, "gradient accumulation: batches averaged into each optimizer update",
@@ -542,7 +582,7 @@ class TrainConfig:
     @property
     def uses_default_task(self):
         """True when no training files are given."""
-        return self.train_src is None
+        return self.train_src is None and self.train_corpus is None
 
     def resolved(self):
         """A copy whose "auto" (None) fields hold the values that will be used."""
@@ -613,10 +653,16 @@ class TrainConfig:
                     f"{name}_src and {name}_tgt go together. Received: "
                     f"{name}_src={src!r}, {name}_tgt={tgt!r}"
                 )
+        if self.train_corpus is not None and self.train_src is not None:
+            raise ValueError(
+                "train_corpus replaces train_src/train_tgt: give one or the other. "
+                f"Received: train_corpus={self.train_corpus!r}, "
+                f"train_src={self.train_src!r}"
+            )
         if self.uses_default_task and (self.valid_src or self.test_src):
             raise ValueError(
                 "valid_src/test_src need training files too (train_src and "
-                "train_tgt); without them the embedded default task is used."
+                "train_tgt, or train_corpus); without them the embedded default task is used."
             )
 
     def _check_schedule(self):

@@ -1,5 +1,6 @@
 """`run_callbacks`: the callbacks of a training run for a `TrainConfig`, in
-the order they must run, with Keras' own (`BackupAndRestore`,
+the order they must run, with Keras' own (`BackupAndRestore`, as
+`UpdateBackup`,
 `SwapEMAWeights`, `TerminateOnNaN`, `CSVLogger`, `TensorBoard`), and
 `RunCallbacks`, which holds them and tells why `fit` stopped.
 """
@@ -17,6 +18,7 @@ from keras_transformer.training.epoch_checkpoints import (
     PruneCheckpoints,
 )
 from keras_transformer.training.stop_conditions import StepLimit, TimeBudget
+from keras_transformer.training.update_backup import UpdateBackup
 from keras_transformer.training.validation_bleu import ValidationBleu
 from keras_transformer.utils.console import log
 from keras_transformer.utils.run_files import (
@@ -62,7 +64,7 @@ class RunCallbacks:
         }
 
 
-def run_callbacks(config, run, tokenizer, valid_pairs, resume=False, verbose=1):
+def run_callbacks(config, run, tokenizer, valid_pairs, resume=False, verbose=1, backup=None):
     """The callbacks of a training run, in the order they must run.
 
     Args:
@@ -74,6 +76,9 @@ def run_callbacks(config, run, tokenizer, valid_pairs, resume=False, verbose=1):
         resume: bool. The run resumes an interrupted one (`BestCheckpoint`
             then continues from its saved state).
         verbose: int.
+        backup: the `UpdateBackup` of the first `fit` call (`train` gives a
+            second `fit` call another). Defaults to one that backs up at
+            epoch ends.
 
     Returns:
         A `RunCallbacks`.
@@ -81,7 +86,7 @@ def run_callbacks(config, run, tokenizer, valid_pairs, resume=False, verbose=1):
     os.makedirs(run.logs_dir, exist_ok=True)
     # First, so that later callbacks see the restored state. A second copy of
     # the backup survives a crash while the first is written.
-    callbacks = [keras.callbacks.BackupAndRestore(run.backup_dir, double_checkpoint=True)]
+    callbacks = [backup or UpdateBackup(run.backup_dir)]
     chosen = RunCallbacks(callbacks)
     if config.ema_decay is not None:
         # fit's validation loss is then the moving average's.
@@ -98,9 +103,7 @@ def run_callbacks(config, run, tokenizer, valid_pairs, resume=False, verbose=1):
     if config.valid_bleu_sentences != 0:
         # Before the loggers: they record the val_bleu it puts in the logs.
         callbacks.append(
-            _validation_bleu(
-                config, run, tokenizer, valid_pairs, chosen.best, tensorboard, verbose
-            )
+            _validation_bleu(config, run, tokenizer, valid_pairs, chosen.best, tensorboard, verbose)
         )
     if chosen.best is not None:
         callbacks.append(chosen.best)

@@ -18,9 +18,13 @@ class TimeBudget(keras.callbacks.Callback):
         super().__init__()
         self.seconds = 60.0 * minutes
         self.stopped = False
+        self.start = None
 
     def on_train_begin(self, logs=None):
-        self.start = time.monotonic()
+        # Once per run: a resumed, interrupted epoch is finished by a `fit`
+        # call of its own before the `fit` of the remaining epochs.
+        if self.start is None:
+            self.start = time.monotonic()
 
     def on_train_batch_end(self, batch, logs=None):
         if time.monotonic() - self.start >= self.seconds:

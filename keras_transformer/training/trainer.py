@@ -36,6 +36,7 @@ fixed or chosen on validation, `keras_transformer.training.model_selection`),
 then score it (`_evaluate_run`) and write ``results.json``.
 """
 
+import contextlib
 import dataclasses
 import itertools
 import math
@@ -46,10 +47,13 @@ import keras
 import tensorflow as tf
 
 from keras_transformer.data import (
+    PreparedCorpus,
     SubwordTokenizer,
     default_bucket_lengths,
     default_task_splits,
     make_dataset,
+    make_dataset_from_corpus,
+    prepare_corpus,
     read_parallel,
 )
 from keras_transformer.models.transformer.transformer import Transformer
@@ -76,6 +80,12 @@ from keras_transformer.training.model_selection import choose_final_model
 from keras_transformer.training.precision import resolve_dtype_policy
 from keras_transformer.training.run_callbacks import run_callbacks
 from keras_transformer.training.run_directory import RESUME, RunDirectory
+from keras_transformer.training.update_backup import (
+    SIGTERM_STOP,
+    TrainingTerminated,
+    UpdateBackup,
+    read_backup_position,
+)
 from keras_transformer.utils.console import log
 from keras_transformer.utils.file_io import (
     atomic_write_bytes,
@@ -85,6 +95,7 @@ from keras_transformer.utils.file_io import (
 from keras_transformer.utils.private_apis import schedule_at_update_count
 from keras_transformer.utils.run_files import (
     CONFIG_FILENAME,
+    CORPUS_DIRNAME,
     MODEL_FILENAME,
     VOCABULARY_FILENAME,
 )
@@ -148,13 +159,15 @@ class TrainResult:
 def load_data(config):
     """``{"train": (src, tgt), "valid": ..., "test": ...}`` lists of str.
 
-    The default task gives all three splits; for files, missing valid/test
-    splits are absent from the dict.
+    The default task gives all three splits. For files, only the validation
+    and test splits are read into memory (missing ones are absent from the
+    dict): the training data is prepared into shards and streamed
+    (`prepare_training_corpus`).
     """
     if config.uses_default_task:
         return default_task_splits(seed=DEFAULT_TASK_SPLIT_SEED)
     splits = {}
-    for name in ("train", "valid", "test"):
+    for name in ("valid", "test"):
         src_path = getattr(config, f"{name}_src")
         if src_path is not None:
             tgt_path = getattr(config, f"{name}_tgt")
@@ -194,6 +207,53 @@ def build_tokenizer(config, train_pairs, verbose=1):
         verbose,
     )
     return tokenizer
+
+
+def prepare_training_corpus(config, verbose=1):
+    """The run's training data as a `PreparedCorpus`, and its vocabulary in
+    ``<output_dir>/vocab.spm``.
+
+    ``train_corpus`` is opened as it is; ``train_src``/``train_tgt`` are
+    prepared into ``corpus_dir`` (``<output_dir>/corpus`` by default) with
+    the run's vocabulary when it has one (a resumed run), else with a new
+    one of ``vocabulary_size`` pieces learned from a streamed sample. A
+    corpus prepared before with the same files and vocabulary is reused; an
+    interrupted preparation resumes.
+
+    Raises:
+        ValueError: the corpus's vocabulary is not the run's, or its size is
+            not ``vocabulary_size`` (naming both).
+    """
+    run = RunDirectory(config.output_dir)
+    vocabulary = run.vocabulary_path if os.path.isfile(run.vocabulary_path) else None
+    if config.train_corpus is not None:
+        corpus = PreparedCorpus.open(config.train_corpus)
+        log(f"Training corpus: {corpus.path} ({corpus.num_pairs:,} pairs).", verbose)
+    else:
+        corpus_dir = config.corpus_dir or run.join(CORPUS_DIRNAME)
+        log(f"Training corpus: preparing {corpus_dir}", verbose)
+        corpus = prepare_corpus(
+            config.train_src,
+            config.train_tgt,
+            corpus_dir,
+            vocabulary=vocabulary,
+            vocabulary_size=None if vocabulary else config.vocabulary_size,
+            seed=config.seed,
+            verbose=verbose,
+        )
+    if corpus.vocabulary_size != config.vocabulary_size:
+        raise ValueError(
+            f"The corpus {corpus.path!r} has a vocabulary of {corpus.vocabulary_size} "
+            f"pieces but the config asks for vocabulary_size={config.vocabulary_size}."
+        )
+    with open(corpus.vocabulary_path, "rb") as f:
+        proto = f.read()
+    if vocabulary is None:
+        atomic_write_bytes(run.vocabulary_path, proto)
+    else:
+        with open(vocabulary, "rb") as f:
+            corpus.check_vocabulary(f.read(), vocabulary)
+    return corpus
 
 
 def build_optimizer(config, d_model):
@@ -300,7 +360,14 @@ def train(config, callbacks=None, overwrite=False):
     fitted = _fit(config, run, tokenizer, splits, datasets, resume, callbacks, verbose)
     model, model_path, averaged, final, selection = fitted.model, None, [], None, None
     evaluation, samples, eval_name = None, [], None
-    if fitted.stop_reason == "NaN loss":
+    if fitted.stop_reason == SIGTERM_STOP:
+        log(
+            f"SIGTERM: saved the training state at update {fitted.steps} in "
+            f"{RunDirectory(config.output_dir).backup_dir}; run the same command "
+            "again to resume.",
+            verbose,
+        )
+    elif fitted.stop_reason == "NaN loss":
         log(
             f"The loss became NaN: no {MODEL_FILENAME} was written. "
             "Try a smaller learning_rate_scale or more warmup_steps.",
@@ -310,9 +377,7 @@ def train(config, callbacks=None, overwrite=False):
         model, model_path, averaged, final, selection = _save_final_model(
             config, run, fitted, tokenizer, splits.get("valid"), verbose
         )
-        evaluation, samples, eval_name = _evaluate_run(
-            config, model, tokenizer, splits, verbose
-        )
+        evaluation, samples, eval_name = _evaluate_run(config, model, tokenizer, splits, verbose)
     result = TrainResult(
         config=config,
         output_dir=config.output_dir,
@@ -332,7 +397,8 @@ def train(config, callbacks=None, overwrite=False):
         best=fitted.callbacks.best_summary(),
         average_selection=selection,
     )
-    _write_results(result, eval_name)
+    if fitted.stop_reason != SIGTERM_STOP:  # Unfinished: the backup resumes it.
+        _write_results(result, eval_name)
     return result
 
 
@@ -379,12 +445,20 @@ def _prepare_data(config, run, verbose):
         ``(splits, tokenizer, (train_dataset, valid_dataset, train_report))``.
     """
     splits = load_data(config)
-    tokenizer = build_tokenizer(config, splits["train"], verbose)
-    # Written now (after the vocabulary check), so that an interrupted run
-    # can be resumed, translated from and inspected.
-    atomic_write_json(run.config_path, config.to_dict())
-    datasets = build_datasets(config, splits, tokenizer)
-    log(f"Training data: {datasets[2].summary()}", verbose)
+    if config.uses_default_task:
+        train_data = splits["train"]
+        tokenizer = build_tokenizer(config, train_data, verbose)
+        # Written now (after the vocabulary check), so that an interrupted
+        # run can be resumed, translated from and inspected.
+        atomic_write_json(run.config_path, config.to_dict())
+    else:
+        # Written before the corpus is prepared, so that the same command
+        # resumes an interrupted preparation in the run directory.
+        atomic_write_json(run.config_path, config.to_dict())
+        train_data = prepare_training_corpus(config, verbose)
+        tokenizer = SubwordTokenizer.load(run.vocabulary_path)
+    datasets = TrainingData(config, train_data, splits.get("valid"), tokenizer)
+    log(f"Training data: {datasets.report.summary()}", verbose)
     return splits, tokenizer, datasets
 
 
@@ -403,26 +477,75 @@ class _Fitted:
 
 
 def _fit(config, run, tokenizer, splits, datasets, resume, extra_callbacks, verbose):
-    """Builds the model and trains it with the run's callbacks; a `_Fitted`."""
-    train_dataset, valid_dataset, report = datasets
-    epochs, batches_per_epoch = _schedule(config, report.num_batches)
+    """Builds the model and trains it with the run's callbacks; a `_Fitted`.
+
+    A run resumed from a backup taken inside an epoch first finishes that
+    epoch with its remaining batches (a `fit` call of its own), then runs
+    the other epochs; the training stream starts at the first batch the
+    backup had not trained on.
+    """
+    epochs, batches_per_epoch = _schedule(config, datasets.report.num_batches)
+    epoch, batch_in_epoch, batches = read_backup_position(run.backup_dir) if resume else (0, 0, 0)
+    if batches is None:  # A backup of epoch ends only.
+        batch_in_epoch, batches = 0, epoch * batches_per_epoch
+    if resume and batches:
+        log(
+            f"Resuming at update {batches // config.accumulate_steps:,} (epoch "
+            f"{epoch + 1}, batch {batch_in_epoch + 1} of {batches_per_epoch}): "
+            f"the training data continues after the {batches:,} batches already "
+            "trained on.",
+            verbose,
+        )
+    every = config.backup_every_steps
+    every_batches = every * config.accumulate_steps if every else None
+    phases = []  # (initial_epoch, batches in its first epoch)
+    if 0 < batch_in_epoch < batches_per_epoch and epoch < epochs:
+        phases.append((epoch, batches_per_epoch - batch_in_epoch))
+        epoch += 1
+    if epoch < epochs or not phases:
+        phases.append((epoch, batches_per_epoch))
     # Build, compile and fit inside the distribution's scope (a no-op for
     # "none"); see keras_transformer.training.distribution.
     with distribution_scope(config.distribution):
         model = _build_run_model(config, run, tokenizer, epochs, batches_per_epoch, verbose)
-        fit_callbacks = run_callbacks(
-            config, run, tokenizer, splits.get("valid"), resume=resume, verbose=verbose
-        )
+        fit_callbacks = None
+        histories = []
         start = time.monotonic()
-        history = model.fit(
-            train_dataset,
-            validation_data=valid_dataset,
-            epochs=epochs,
-            steps_per_epoch=batches_per_epoch,
-            callbacks=fit_callbacks.callbacks + list(extra_callbacks or []),
-            verbose=config.verbose,
-            shuffle=False,  # The pipeline shuffles (tf.data ignores this anyway).
-        )
+        for index, (initial_epoch, first_batches) in enumerate(phases):
+            last = index == len(phases) - 1
+            backup = UpdateBackup(
+                run.backup_dir,
+                every_batches=every_batches,
+                start_epoch=initial_epoch,
+                start_batch_in_epoch=batches_per_epoch - first_batches,
+                start_batches=batches,
+                accumulate_steps=config.accumulate_steps,
+                delete_on_end=last,
+            )
+            if fit_callbacks is None:
+                fit_callbacks = run_callbacks(
+                    config, run, tokenizer, splits.get("valid"), resume=resume,
+                    verbose=verbose, backup=backup,
+                )  # fmt: skip
+            else:
+                fit_callbacks.callbacks[0] = backup
+            with backup.stop_on_sigterm(), contextlib.suppress(TrainingTerminated):
+                model.fit(
+                    datasets.train_dataset(batches),
+                    validation_data=datasets.valid_dataset,
+                    initial_epoch=initial_epoch,
+                    epochs=initial_epoch + 1 if not last else epochs,
+                    steps_per_epoch=first_batches,
+                    callbacks=fit_callbacks.callbacks + list(extra_callbacks or []),
+                    verbose=config.verbose,
+                    shuffle=False,  # The pipeline shuffles (tf.data ignores this anyway).
+                )
+            # Also the epochs of a `fit` that SIGTERM ended.
+            histories.append(model.history)
+            batches = backup.batches
+            if backup.stopped_by_signal or model.stop_training:
+                break
+    history = _joined_history(histories)
     fitted = _Fitted(
         model=model,
         history=history,
@@ -432,7 +555,11 @@ def _fit(config, run, tokenizer, splits, datasets, resume, extra_callbacks, verb
         initial_epoch=history.epoch[0] if history.epoch else epochs,
         epochs_run=len(history.epoch),
         steps=int(keras.ops.convert_to_numpy(model.optimizer.iterations)),
-        stop_reason=fit_callbacks.stop_reason(history.history.get("loss", [])),
+        stop_reason=(
+            SIGTERM_STOP
+            if backup.stopped_by_signal
+            else fit_callbacks.stop_reason(history.history.get("loss", []))
+        ),
     )
     log(
         f"Trained {fitted.epochs_run} epoch(s) ({fitted.steps} updates in total) in "
@@ -441,6 +568,16 @@ def _fit(config, run, tokenizer, splits, datasets, resume, extra_callbacks, verb
         verbose,
     )
     return fitted
+
+
+def _joined_history(histories):
+    """One `History` of consecutive `fit` calls."""
+    joined = histories[0]
+    for history in histories[1:]:
+        joined.epoch = list(joined.epoch) + list(history.epoch)
+        for key, values in history.history.items():
+            joined.history.setdefault(key, []).extend(values)
+    return joined
 
 
 def _build_run_model(config, run, tokenizer, epochs, batches_per_epoch, verbose):
@@ -468,8 +605,7 @@ def _save_final_model(config, run, fitted, tokenizer, valid_pairs, verbose):
     )  # fmt: skip
     model_path = save_model(model, run.model_path)
     log(
-        f"Saved {model_path} ({final} weights; with "
-        f"{VOCABULARY_FILENAME} and {CONFIG_FILENAME})",
+        f"Saved {model_path} ({final} weights; with {VOCABULARY_FILENAME} and {CONFIG_FILENAME})",
         verbose,
     )
     return model, model_path, averaged, final, selection
@@ -495,7 +631,7 @@ _RESUMABLE_CHANGES = frozenset(
     "epochs max_steps time_budget_minutes keep_checkpoints average_last_n "
     "beam_size alpha max_extra_length eval_sentences num_samples backend "
     "jit_compile retain_host_memory verbose test_src test_tgt patience eval_every_steps "
-    "final_model".split()
+    "final_model backup_every_steps corpus_dir".split()
 )
 
 
@@ -503,7 +639,9 @@ def _complete_saved_config(saved):
     """A saved ``config.json`` resolved by this version: keys that an older
     version did not write take their defaults (the values that run used)."""
     known = set(TrainConfig.field_names())
-    return TrainConfig.from_dict({k: v for k, v in saved.items() if k in known}).resolved().to_dict()
+    return (
+        TrainConfig.from_dict({k: v for k, v in saved.items() if k in known}).resolved().to_dict()
+    )
 
 
 def _claim(run, config, overwrite, verbose):
@@ -522,40 +660,70 @@ def _claim(run, config, overwrite, verbose):
     return action
 
 
-def build_datasets(config, splits, tokenizer):
-    """``(train_dataset, valid_dataset or None, train_report)``.
+class TrainingData:
+    """The training stream and the validation dataset of a run.
 
-    The training data repeats forever (``steps_per_epoch`` sets the epoch);
-    the validation data is one pass per epoch.
+    The training data repeats forever (``steps_per_epoch`` sets the epoch)
+    and can start at any batch (`train_dataset`), so that a resumed run
+    continues where its backup was taken: a prepared corpus is streamed
+    from its shards (`make_dataset_from_corpus`, in bounded memory); the
+    default task's pairs are batched in memory (`make_dataset`). The
+    validation data is one pass per epoch.
+
+    Args:
+        config: the resolved `TrainConfig`.
+        train_data: a `PreparedCorpus`, or ``(sources, targets)`` lists.
+        valid_pairs: ``(sources, targets)`` or None.
+        tokenizer: the run's `SubwordTokenizer`.
     """
-    # Training and validation batches share one batching (same shapes).
-    # Under JAX data parallelism every batch size is a multiple of the
-    # device count (and each host reads its share of every global batch).
-    sharding = pipeline_options_for(config.distribution)
-    batching = dict(
-        tokenizer=tokenizer,
-        tokens_per_batch=config.tokens_per_batch,
-        max_length=config.max_length,
-        bucket_boundaries=default_bucket_lengths(
-            config.max_length, step=config.bucket_step
-        ),
-        bucketing=config.bucketing,
-        **sharding,
-    )
-    train_dataset, report = make_dataset(
-        *splits["train"], shuffle=True, seed=config.seed, repeat=True, **batching
-    )
-    valid_dataset = None
-    if "valid" in splits:
-        valid_dataset, valid_report = make_dataset(
-            *splits["valid"], shuffle=False, **batching
+
+    def __init__(self, config, train_data, valid_pairs, tokenizer):
+        # Training and validation batches share one batching (same shapes).
+        # Under JAX data parallelism every batch size is a multiple of the
+        # device count (and each host reads its share of every global batch).
+        self.config = config
+        self.train_data = train_data
+        self.tokenizer = tokenizer
+        self.batching = dict(
+            tokens_per_batch=config.tokens_per_batch,
+            max_length=config.max_length,
+            bucket_boundaries=default_bucket_lengths(config.max_length, step=config.bucket_step),
+            bucketing=config.bucketing,
+            vocabulary_size=tokenizer.vocabulary_size,
+            **pipeline_options_for(config.distribution),
         )
-        # A known size: Keras then shows a full progress bar and does not
-        # warn that the validation data "ran out" after the first epoch.
-        valid_dataset = valid_dataset.apply(
-            tf.data.experimental.assert_cardinality(valid_report.num_batches)
-        )
-    return train_dataset, valid_dataset, report
+        self._first, self.report = self._train_dataset(0)
+        self.valid_dataset = None
+        if valid_pairs is not None:
+            valid_dataset, valid_report = make_dataset(
+                *valid_pairs, tokenizer, shuffle=False, **self.batching
+            )
+            # A known size: Keras then shows a full progress bar and does not
+            # warn that the validation data "ran out" after the first epoch.
+            self.valid_dataset = valid_dataset.apply(
+                tf.data.experimental.assert_cardinality(valid_report.num_batches)
+            )
+
+    def train_dataset(self, start_batch=0):
+        """The training batches from global batch ``start_batch`` on."""
+        if start_batch == 0 and self._first is not None:
+            dataset, self._first = self._first, None
+            return dataset
+        return self._train_dataset(start_batch)[0]
+
+    def _train_dataset(self, start_batch):
+        options = dict(self.batching, shuffle=True, seed=self.config.seed, repeat=True)
+        if isinstance(self.train_data, PreparedCorpus):
+            return make_dataset_from_corpus(
+                self.train_data,
+                window_size=self.config.window_size,
+                start_batch=start_batch,
+                **options,
+            )
+        dataset, report = make_dataset(*self.train_data, self.tokenizer, **options)
+        # In memory the pipeline is deterministic given the seed: skipping
+        # batches replays the same shuffle.
+        return (dataset.skip(start_batch) if start_batch else dataset), report
 
 
 def _evaluate_run(config, model, tokenizer, splits, verbose):

@@ -28,6 +28,9 @@ RESULTS_FILENAME = "results.json"
 CHECKPOINTS_DIRNAME = "checkpoints"
 BACKUP_DIRNAME = "backup"
 LOGS_DIRNAME = "logs"
+# The training text prepared into binary shards (`prepare_corpus`), unless
+# the config names another place.
+CORPUS_DIRNAME = "corpus"
 
 # Inside checkpoints/: the architecture and compile config, and one weights
 # file per epoch (or per update interval).

@@ -15,7 +15,8 @@ from keras_transformer.cli import commands
 from keras_transformer.cli.main import main
 
 COMMANDS = (
-    "train", "translate", "evaluate", "average-checkpoints", "export", "info", "score"
+    "train", "preprocess", "translate", "evaluate", "average-checkpoints", "export",
+    "info", "score",
 )
 
 # A few-second default-task run (see test_training_loop.TINY).

@@ -149,17 +149,17 @@ def test_default_bucket_lengths():
 
 def test_training_config_bucket_step_reaches_the_pipeline(pairs, tokenizer):
     from keras_transformer.training.config import TrainConfig
-    from keras_transformer.training.trainer import build_datasets
+    from keras_transformer.training.trainer import TrainingData
 
     src, tgt = pairs
-    splits = {"train": (src, tgt)}
     datasets = {}
     for step in (4, 8):
         config = TrainConfig(
             train_src="a", train_tgt="b", max_length=40, tokens_per_batch=512,
             bucket_step=step,
         ).resolved()  # fmt: skip
-        datasets[step], _, report = build_datasets(config, splits, tokenizer)
+        data = TrainingData(config, (src, tgt), None, tokenizer)
+        datasets[step], report = data.train_dataset(), data.report
         assert report.bucket_lengths == default_bucket_lengths(40, step=step)
     # The batches come in those shapes, including lengths step 8 lacks.
     lengths = {

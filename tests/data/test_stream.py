@@ -8,9 +8,11 @@ import hashlib
 import itertools
 import json
 import os
+import socket
 import subprocess
 import sys
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -315,6 +317,12 @@ from keras_transformer.data.shards import Shard
 from keras_transformer.data.stream import CorpusStream
 
 path, output, settings = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+if settings.pop("from_distribution", False):
+    # A JAX process of a multi-process run (KERAS_DISTRIBUTION_* variables):
+    # the shards and batch multiple come from the distribution.
+    from keras_transformer.training.distribution import pipeline_options_for
+
+    settings.update(pipeline_options_for("data"))
 reads = []
 gather = Shard.gather
 
@@ -336,18 +344,58 @@ with open(output + ".json", "w") as f:
 """
 
 
-def test_processes_read_disjoint_rows_of_the_global_batches(corpus, tmp_path):
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("localhost", 0))
+        return sock.getsockname()[1]
+
+
+def _process_settings(i, distributed, addresses):
+    """(settings, environment) of process ``i`` of two."""
+    if not distributed:
+        return {"num_shards": 2, "shard_index": i}, dict(os.environ)
+    return {"from_distribution": True}, dict(
+        os.environ,
+        KERAS_BACKEND="jax",
+        KERAS_DISTRIBUTION_JOB_ADDRESSES=addresses,
+        KERAS_DISTRIBUTION_NUM_PROCESSES="2",
+        KERAS_DISTRIBUTION_PROCESS_ID=str(i),
+    )
+
+
+
+@pytest.mark.parametrize(
+    "distributed",
+    [
+        False,
+        pytest.param(
+            True,
+            marks=pytest.mark.skipif(
+                keras.config.backend() != "jax",
+                reason="two JAX processes: run once, with the JAX backend's tests",
+            ),
+        ),
+    ],
+    ids=["num_shards", "jax_processes"],
+)
+def test_processes_read_disjoint_rows_of_the_global_batches(corpus, tmp_path, distributed):
+    """Two processes, given their shard of rows directly or by a real
+    two-process JAX run (`keras.distribution.initialize` through
+    `pipeline_options_for("data")`: one CPU device each, batch_multiple 2)."""
+    addresses = f"localhost:{_free_port()},localhost:{_free_port()}"
     settings = {"tokens_per_batch": 96, "max_length": MAX_LENGTH, "seed": 3,
-                "batch_multiple": 2, "num_shards": 2}  # fmt: skip
+                "batch_multiple": 2}  # fmt: skip
     processes = []
     for i in range(2):
+        own, env = _process_settings(i, distributed, addresses)
         command = [sys.executable, "-c", PROCESS_SCRIPT, corpus.path,
                    str(tmp_path / f"process{i}.npz"),
-                   json.dumps(dict(settings, shard_index=i))]  # fmt: skip
+                   json.dumps(dict(settings, **own))]  # fmt: skip
         processes.append(
             subprocess.Popen(
                 command,
                 cwd=REPO_ROOT,
+                env=env,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -369,9 +417,7 @@ def test_processes_read_disjoint_rows_of_the_global_batches(corpus, tmp_path):
                 r for r in reads[0] | reads[1] if r[0] == bucketing and r[2] == side
             ]
             assert len(read) == kept
-        one_process = DatasetOptions(
-            bucketing=bucketing, **dict(settings, num_shards=1)
-        )
+        one_process = DatasetOptions(bucketing=bucketing, **settings)
         stream = CorpusStream(corpus, one_process, window_size=40, cycle_length=2)
         whole = list(stream.batches())
         labels_keys = [key for key in parts[0] if key.startswith(f"{bucketing}/")
