@@ -239,7 +239,9 @@ def prepare_training_corpus(config, verbose=1):
             vocabulary=vocabulary,
             vocabulary_size=None if vocabulary else config.vocabulary_size,
             seed=config.seed,
-            verbose=verbose,
+            # Keras' verbose=2 (a line per epoch) is not a request for
+            # SentencePiece's own log.
+            verbose=min(verbose, 1),
         )
     if corpus.vocabulary_size != config.vocabulary_size:
         raise ValueError(
