@@ -21,6 +21,7 @@ keras-hub task, the tf.data pipeline, training and export need both.
 from keras_transformer import layers
 from keras_transformer.data.corpus import prepare_corpus
 from keras_transformer.data.shards import PreparedCorpus
+from keras_transformer.decoding.ensemble import Ensemble
 from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.models.transformer.transformer import Transformer
 from keras_transformer.models.transformer.transformer_backbone import (
@@ -77,6 +78,7 @@ __all__ = [
     "TENSORFLOW_AVAILABLE",
     "UNK_ID",
     "DecodeOptions",
+    "Ensemble",
     "LabelSmoothedCrossEntropy",
     "MaskedTokenAccuracy",
     "PreparedCorpus",

@@ -6,10 +6,12 @@ The helpers behind these live in the submodules: `search` (the searches,
 their loops and masks), `cache` (key/value caches and uncached decoding),
 `generate` (the searches over a `Transformer`, and `Generator`), `backends`
 (compiling for the backend), `sampling`, `forced`, `sources` (the source
-preparation shared with the SavedModel) and `options`.
+preparation shared with the SavedModel), `ensemble` (several models decoded
+as one) and `options`.
 """
 
 from keras_transformer.decoding.backends import compile_for_backend, compiled_decode
+from keras_transformer.decoding.ensemble import Ensemble
 from keras_transformer.decoding.forced import alignments, token_log_probs
 from keras_transformer.decoding.generate import Generator, generate
 from keras_transformer.decoding.options import DecodeOptions, SearchRequest
@@ -19,6 +21,7 @@ from keras_transformer.decoding.sources import prepare_sources
 
 __all__ = [
     "DecodeOptions",
+    "Ensemble",
     "Generator",
     "SearchRequest",
     "alignments",

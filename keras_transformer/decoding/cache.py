@@ -6,7 +6,7 @@
 hypotheses; the uncached variants recompute the decoder over the prefix.
 """
 
-from keras import ops
+from keras import ops, tree
 
 from keras_transformer.special_tokens import PAD_ID
 
@@ -24,7 +24,10 @@ def cached_tokens_to_logits(model):
 def _map_hypothesis_leaves(cache, function):
     """``function`` applied to the per-hypothesis leaves of a `Transformer`
     cache (the self-attention buffers and the decoder padding mask); the
-    encoder parts (keys/values, padding mask) are per sentence, unchanged."""
+    encoder parts (keys/values, padding mask) are per sentence, unchanged.
+    An `Ensemble`'s cache is a tuple of its models' caches: each is mapped."""
+    if isinstance(cache, (tuple, list)):
+        return tuple(_map_hypothesis_leaves(member, function) for member in cache)
     return dict(
         cache,
         self_attention=tuple(function(x) for x in cache["self_attention"]),
@@ -50,8 +53,9 @@ def tile_transformer_cache(cache, beam_size):
 
 
 def uncached_initial_cache(encoder_output, encoder_padding_mask, max_length):
-    """State of `uncached_tokens_to_logits`: the tokens so far, PAD-filled."""
-    batch = ops.shape(encoder_output)[0]
+    """State of `uncached_tokens_to_logits`: the tokens so far, PAD-filled.
+    ``encoder_output`` may be a tuple (an `Ensemble`'s, one per model)."""
+    batch = ops.shape(tree.flatten(encoder_output)[0])[0]
     return {
         "token_ids": ops.full((batch, max_length), PAD_ID, dtype="int32"),
         "encoder_output": encoder_output,

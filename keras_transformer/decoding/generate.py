@@ -98,7 +98,9 @@ def generate(
     """Encodes a batch and searches; all in `keras.ops` (not compiled here).
 
     Args:
-        model: a `keras_transformer.Transformer`.
+        model: a `keras_transformer.Transformer`, or an `Ensemble` (each
+            model keeps its own cache; the search reads the ensemble's
+            mixture of their next-token probabilities).
         encoder_token_ids: int ``(batch, source_length)``, EOS-terminated,
             PAD-padded.
         max_lengths: int ``(batch,)``: each row's maximum output length.
@@ -318,7 +320,8 @@ def tf_decode_signature():
 
 
 class Generator:
-    """`decode_token_ids` for one model, compiled for the current Keras backend.
+    """`decode_token_ids` for one model (or an `Ensemble`), compiled for the
+    current Keras backend.
 
     See the module docstring for what each backend compiles. One entry
     point, `decode`: raw source ids (no EOS) in, prepared inside the
@@ -326,7 +329,8 @@ class Generator:
     numpy arrays in and out.
 
     Args:
-        model: a `keras_transformer.Transformer`.
+        model: a `keras_transformer.Transformer` or an `Ensemble` (one
+            compiled search for all its models).
         jit_compile: bool or "auto". TensorFlow: compile the
             ``tf.function`` with XLA. torch: compile the search loop's body
             with ``torch.compile`` (see the module docstring). "auto" (the

@@ -11,6 +11,7 @@ the same truncation, caps and EOS placement in both.
 
 from keras import ops
 
+from keras_transformer.decoding.ensemble import members
 from keras_transformer.special_tokens import EOS_ID, PAD_ID
 
 
@@ -25,6 +26,18 @@ def check_vocabulary(tokenizer_size, model_size):
             f"The tokenizer has {tokenizer_size} pieces but the model only "
             f"{model_size} output ids; they were not trained together."
         )
+
+
+def model_max_positions(model):
+    """Positions a model decodes: a learned-position `Transformer`'s
+    ``max_length`` (the smallest among an `Ensemble`'s learned-position
+    models); None where positions never run out (sinusoidal)."""
+    limits = [
+        member.max_length
+        for member, _ in members(model)
+        if member.positional_encoding == "learned"
+    ]
+    return min(limits) if limits else None
 
 
 def source_limit(max_source_length, max_positions=None):

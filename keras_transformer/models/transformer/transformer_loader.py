@@ -4,12 +4,15 @@
 `find_trained_model` says where the model, its vocabulary and its decoding
 settings are (`TrainedModelFiles`), and loads each of them;
 `Translator.from_directory`, the keras-hub classes' ``from_preset``, the
-command line and both exports load through it. Models are deserialized by
-their registered Keras names, so this module imports no model class.
+command line and both exports load through it. `find_trained_models` and
+`load_models` do the same for an ensemble of several directories. Models
+are deserialized by their registered Keras names, so this module imports no
+model class.
 """
 
 import os
 
+from keras_transformer.decoding.ensemble import Ensemble, check_weights
 from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 from keras_transformer.models.transformer.transformer_presets import (
     check_preset_directory,
@@ -145,3 +148,70 @@ def find_trained_model(directory):
         f"or {PRESET_CONFIG_FILENAME}, model.weights.h5 and "
         f"{PRESET_VOCABULARY_PATH} (a preset written by save_to_preset)."
     )
+
+
+def model_directories(directory):
+    """``directory`` (a path) or a sequence of paths as a list of paths."""
+    if isinstance(directory, (str, bytes, os.PathLike)):
+        return [os.fspath(directory)]
+    directories = [os.fspath(d) for d in directory]
+    if not directories:
+        raise ValueError("No model directory given. Received: directory=[]")
+    return directories
+
+
+def find_trained_models(directories):
+    """The `TrainedModelFiles` of each of ``directories`` (a path or a list
+    of paths: the models of an ensemble), checked to share one vocabulary:
+    their SentencePiece files must hold the same bytes. Nothing is loaded
+    or compiled.
+
+    Raises:
+        FileNotFoundError: a directory without a trained model or without
+            its vocabulary file.
+        ValueError: naming the directories, when their vocabularies differ.
+    """
+    found = [find_trained_model(directory) for directory in model_directories(directories)]
+    if len(found) == 1:
+        return found
+    contents = []
+    for files in found:
+        if not os.path.isfile(files.vocabulary_path):
+            raise FileNotFoundError(
+                f"{files.vocabulary_path!r} not found: the model in "
+                f"{files.directory!r} has no vocabulary."
+            )
+        with open(files.vocabulary_path, "rb") as f:
+            contents.append(f.read())
+    for files, content in zip(found[1:], contents[1:]):
+        if content != contents[0]:
+            raise ValueError(
+                "The models of an ensemble must share one vocabulary, but "
+                f"{found[0].directory!r} and {files.directory!r} have different "
+                f"ones ({found[0].vocabulary_path!r} and {files.vocabulary_path!r} "
+                "differ)."
+            )
+    return found
+
+
+def load_models(found, weights=None):
+    """The model of one `TrainedModelFiles`, or an `Ensemble` of several
+    (``weights``: one number > 0 per model, normalized; equal by default).
+
+    Raises:
+        ValueError: bad ``weights`` (checked before any model loads), or
+            models with different vocabulary sizes, naming their directories.
+    """
+    check_weights(weights, len(found))
+    models = [files.load_model(compile=False) for files in found]
+    if len(models) == 1:
+        return models[0]
+    for files, model in zip(found[1:], models[1:]):
+        if model.vocabulary_size != models[0].vocabulary_size:
+            raise ValueError(
+                "The models of an ensemble must share one vocabulary, but the "
+                f"model in {found[0].directory!r} has {models[0].vocabulary_size} "
+                f"output ids and the one in {files.directory!r} "
+                f"{model.vocabulary_size}."
+            )
+    return Ensemble(models, weights)

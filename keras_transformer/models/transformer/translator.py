@@ -7,17 +7,20 @@ import keras
 import numpy as np
 
 from keras_transformer.decoding.backends import compile_for_backend
+from keras_transformer.decoding.ensemble import Ensemble
 from keras_transformer.decoding.forced import alignments, token_log_probs
 from keras_transformer.decoding.generate import Generator
 from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.decoding.sources import (
     check_vocabulary,
+    model_max_positions,
     prepare_sources,
     source_limit,
 )
 from keras_transformer.layers.token_checks import validate_token_ids
 from keras_transformer.models.transformer.transformer_loader import (
-    find_trained_model,
+    find_trained_models,
+    load_models,
 )
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
@@ -63,7 +66,10 @@ class Translator:
     and each sentence keeps its own output limit.
 
     Args:
-        model: a `keras_transformer.Transformer`.
+        model: a `keras_transformer.Transformer`, or a
+            `keras_transformer.decoding.Ensemble` of models sharing the
+            tokenizer's vocabulary (every search, scoring and alignment then
+            uses the ensemble; see `from_directory`).
         tokenizer: a `keras_transformer.data.SubwordTokenizer` (or any object
             with ``encode(list[str])``, ``decode(list[list[int]])``,
             ``id_to_piece(ids)`` and ``vocabulary_size``) whose reserved ids
@@ -77,8 +83,9 @@ class Translator:
             of the search loop's body on torch (see `Generator`); "auto"
             (the default): neither.
         quantize: None or "int8". "int8" applies Keras' ``Model.quantize``
-            to ``model`` **in place** (its Dense/Embedding kernels become
-            int8; a copy would double the memory). Defaults to None.
+            to ``model`` (each model of an ensemble) **in place** (its
+            Dense/Embedding kernels become int8; a copy would double the
+            memory). Defaults to None.
 
     Decoding is configured by one `keras_transformer.decoding.DecodeOptions`
     (beam search, greedy, sampling, n-best, lengths), validated before any
@@ -99,6 +106,7 @@ class Translator:
     texts, alignments = translator.translate(sentences, return_alignments=True)
     forced = translator.translate(sentences, target_prefix=["Zwei", ""])
     log_probs = translator.score(sentences, references)
+    ensemble = Translator.from_directory(["runs/seed0", "runs/seed1"])
     ```
     """
 
@@ -141,9 +149,7 @@ class Translator:
         self.batch_size = batch_size
         self.length_bucket = length_bucket
         # Learned positions stop at model.max_length (sinusoidal never do).
-        self.max_positions = None
-        if model.positional_encoding == "learned":
-            self.max_positions = model.max_length
+        self.max_positions = model_max_positions(model)
         self.max_source_length = source_limit(max_source_length, self.max_positions)
         self.generator = Generator(model, jit_compile=jit_compile)
         self._compiled_shapes = {}
@@ -161,19 +167,45 @@ class Translator:
         return self._attention_function(encoder_token_ids, decoder_token_ids)
 
     @classmethod
-    def from_directory(cls, directory, **kwargs):
+    def from_directory(cls, directory, weights=None, **kwargs):
         """Loads a trained model and its vocabulary from ``directory``: a run
         directory of ``keras-transformer train`` (``model.keras`` +
         ``vocab.spm``) or a keras-hub preset (``save_to_preset``).
 
+        A list of directories loads an ensemble (as fairseq's ``--path
+        a.pt:b.pt`` or OpenNMT-py's ``-model a.pt b.pt``): models of any
+        sizes that share one vocabulary, decoded together by a
+        `keras_transformer.decoding.Ensemble` (the log of the weighted mean
+        of their next-token probabilities at every step). The
+        vocabularies are compared before any model loads.
+
+        Args:
+            directory: a path, or a list of paths (an ensemble; a list of
+                one path is that one model).
+            weights: optional list of one number > 0 per directory, the
+                ensemble's weights (normalized). Defaults to equal weights.
+            **kwargs: `Translator` arguments (``batch_size``, ``quantize``,
+                ...).
+
         Raises:
-            FileNotFoundError: ``directory`` holds neither.
-            ValueError: naming the file, when one is truncated or corrupt.
+            FileNotFoundError: a directory holds neither.
+            ValueError: naming the file, when one is truncated or corrupt;
+                naming the directories, when an ensemble's vocabularies
+                differ; bad ``weights``.
+
+        Example:
+
+        ```python
+        translator = Translator.from_directory("runs/multi30k")
+        ensemble = Translator.from_directory(
+            ["runs/seed0", "runs/seed1"], weights=[0.5, 0.5]
+        )
+        ```
         """
 
-        files = find_trained_model(directory)
-        model = files.load_model(compile=False)
-        return cls(model, files.load_tokenizer(), **kwargs)
+        found = find_trained_models(directory)
+        model = load_models(found, weights)
+        return cls(model, found[0].load_tokenizer(), **kwargs)
 
     # --- options ---
 
@@ -544,7 +576,9 @@ class Translator:
                 included), the index of the source token (EOS included) that
                 the cross-attention of decoder layer ``alignment_layer``,
                 averaged over heads, weighs most (as fairseq's
-                ``--print-alignment``).
+                ``--print-alignment``). For an ensemble, that attention is
+                the weighted mean over its models (each model's layer
+                ``alignment_layer``).
             alignment_layer: int. Defaults to the last layer.
             target_prefix: optional list of str, one per sentence: each
                 output starts with that text's tokens ("" for none), then
@@ -657,7 +691,19 @@ class Translator:
             - ``"encoder_self_attention"``: float32 ``(layers, heads, S, S)``;
             - ``"decoder_self_attention"``: ``(layers, heads, T, T)``;
             - ``"decoder_cross_attention"``: ``(layers, heads, T, S)``.
+
+        Raises:
+            ValueError: for an ensemble (whose models have attention
+                weights of their own: use ``Translator(model, tokenizer)``
+                with one of ``translator.model.models``).
         """
+        if isinstance(self.model, Ensemble):
+            raise ValueError(
+                "attention_weights plots one model's attention; this translator "
+                "holds an ensemble. Use Translator(translator.model.models[i], "
+                "translator.tokenizer), or translate(..., return_alignments=True) "
+                "for the ensemble's alignments."
+            )
         source_ids, _ = self._source_ids(self.tokenizer.encode([sentence]))
         source_ids = source_ids[0]
         validate_token_ids(
