@@ -71,15 +71,29 @@ def _run_train(args):
     return 1 if result.stop_reason == "NaN loss" else 0
 
 
-def _check_model_dir(model_dir):
-    """Raises before any work when ``model_dir`` cannot hold a trained model
-    (what it holds is checked when the model loads, after the options)."""
-    if not os.path.isdir(model_dir):
-        what = "is not a directory" if os.path.exists(model_dir) else "does not exist"
-        raise FileNotFoundError(
-            f"--model-dir {model_dir!r} {what} (expected a run directory with "
-            "model.keras and vocab.spm, or a preset written by save_to_preset)."
+def _check_model_dir(args):
+    """Raises before any work when a ``--model-dir`` cannot hold a trained
+    model, or when ``--weights`` does not give one weight per directory
+    (what a directory holds is checked when the models load, after the
+    options)."""
+    for model_dir in args.model_dir:
+        if not os.path.isdir(model_dir):
+            what = "is not a directory" if os.path.exists(model_dir) else "does not exist"
+            raise FileNotFoundError(
+                f"--model-dir {model_dir!r} {what} (expected a run directory with "
+                "model.keras and vocab.spm, or a preset written by save_to_preset)."
+            )
+    if args.weights is not None and len(args.weights) != len(args.model_dir):
+        raise ValueError(
+            f"--weights gives {len(args.weights)} weight(s) for "
+            f"{len(args.model_dir)} --model-dir(s); give one per model."
         )
+
+
+def _model_dirs(args):
+    """The ``--model-dir`` value for the library: one path, or the list of
+    an ensemble's."""
+    return args.model_dir[0] if len(args.model_dir) == 1 else list(args.model_dir)
 
 
 def _run_config(model_dir):
@@ -137,7 +151,7 @@ def _decoding_kwargs(args, run_config):
     kwargs = {}
     saved = {}
     if run_config is None and getattr(args, "model_dir", None):
-        saved = _preset_decoding_settings(args.model_dir)
+        saved = _preset_decoding_settings(args.model_dir[0])
     for key in ("beam_size", "alpha", "max_extra_length"):
         value = getattr(args, key)
         if value is None and run_config is not None:
@@ -172,17 +186,20 @@ def _decode_options(args, run_config):
     return DecodeOptions(**values)
 
 
-def _load_translator(model_dir, quantize=None):
-
-    return Translator.from_directory(model_dir, quantize=quantize)
+def _load_translator(args, **kwargs):
+    """The `Translator` of ``--model-dir`` (an ensemble for several),
+    ``--weights`` and ``--quantize``."""
+    return Translator.from_directory(
+        _model_dirs(args), weights=args.weights, quantize=args.quantize, **kwargs
+    )
 
 
 def _run_translate(args):
 
-    _check_model_dir(args.model_dir)
+    _check_model_dir(args)
     if args.output != "-":
         _check_output_file(args.output)
-    run_config = _run_config(args.model_dir)
+    run_config = _run_config(args.model_dir[0])
     options = _decode_options(args, run_config)
     prefixes = None
     if args.target_prefix is not None:
@@ -191,7 +208,7 @@ def _run_translate(args):
         lines = read_lines(args.input)
         _check_prefix_count(prefixes, lines)
     # Before reading stdin: a broken model is reported without waiting for it.
-    translator = _load_translator(args.model_dir, args.quantize)
+    translator = _load_translator(args)
     if args.input == "-":
         lines = _read_stdin()
         _check_prefix_count(prefixes, lines)
@@ -282,7 +299,7 @@ def _detailed_lines(args, translator, lines, indices, options, result):
 
 def _run_score(args):
 
-    _check_model_dir(args.model_dir)
+    _check_model_dir(args)
     if args.output != "-":
         _check_output_file(args.output)
     # Every line is scored (an empty pair too), so outputs align with inputs.
@@ -293,9 +310,7 @@ def _run_score(args):
             "they must be aligned line by line."
         )
 
-    translator = Translator.from_directory(
-        args.model_dir, max_source_length=args.max_source_length, quantize=args.quantize
-    )
+    translator = _load_translator(args, max_source_length=args.max_source_length)
     totals = translator.score(
         sources, targets, return_token_scores=args.token_scores
     )
@@ -320,7 +335,7 @@ def _evaluation_data(args, run_config):
         return sources, references, os.path.basename(args.src), False
     if run_config is None:
         raise ValueError(
-            f"No config.json in {args.model_dir!r} to find the test set; "
+            f"No config.json in {args.model_dir[0]!r} to find the test set; "
             "pass --src and --ref."
         )
 
@@ -330,22 +345,22 @@ def _evaluation_data(args, run_config):
             label = "default task " + name if run_config.uses_default_task else name
             return (*splits[name], label, run_config.uses_default_task)
     raise ValueError(
-        f"The run in {args.model_dir!r} has no test or validation files; "
+        f"The run in {args.model_dir[0]!r} has no test or validation files; "
         "pass --src and --ref."
     )
 
 
 def _run_evaluate(args):
 
-    _check_model_dir(args.model_dir)
+    _check_model_dir(args)
     if args.output:
         _check_output_file(args.output)
-    run_config = _run_config(args.model_dir)
+    run_config = _run_config(args.model_dir[0])
     sources, references, name, default_task = _evaluation_data(args, run_config)
     if args.max_sentences is not None:
         sources = sources[: args.max_sentences]
         references = references[: args.max_sentences]
-    translator = _load_translator(args.model_dir, args.quantize)
+    translator = _load_translator(args)
     evaluation = evaluate_translations(
         translator, sources, references, **_decoding_kwargs(args, run_config)
     )
@@ -373,9 +388,15 @@ def _run_average(args):
 
 
 def _run_export(args):
-    _check_model_dir(args.model_dir)
-    run_config = _run_config(args.model_dir)
+    _check_model_dir(args)
+    run_config = _run_config(args.model_dir[0])
+    model_dir = _model_dirs(args)
     if args.format == "ctranslate2":
+        if len(args.model_dir) > 1:
+            raise ValueError(
+                "--format ctranslate2 exports one model; an ensemble of several "
+                "--model-dir exports as --format saved_model."
+            )
 
         if args.n_best is not None:
             raise ValueError(
@@ -384,9 +405,9 @@ def _run_export(args):
             )
         output_dir = os.path.join(args.export_dir, str(args.version))
         export_run_directory_to_ctranslate2(
-            args.model_dir, output_dir, quantization=args.quantize
+            model_dir, output_dir, quantization=args.quantize
         )
-        print(f"Exported {args.model_dir} -> {output_dir} (CTranslate2)")
+        print(f"Exported {model_dir} -> {output_dir} (CTranslate2)")
         return 0
 
     kwargs = _decoding_kwargs(args, run_config)
@@ -408,15 +429,17 @@ def _run_export(args):
         kwargs["n_best"] = args.n_best
     if args.quantize is not None:
         kwargs["quantize"] = args.quantize
+    if args.weights is not None:
+        kwargs["weights"] = args.weights
     version_dir = export_saved_model(
-        args.model_dir,
+        model_dir,
         args.export_dir,
         version=args.version,
         max_source_length=args.max_source_length,
         warmup=args.warmup,
         **kwargs,
     )
-    print(f"Exported {args.model_dir} -> {version_dir}")
+    print(f"Exported {' + '.join(args.model_dir)} -> {version_dir}")
     return 0
 
 

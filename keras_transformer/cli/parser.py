@@ -61,6 +61,14 @@ def _non_negative_float(text):
     return value
 
 
+def _positive_float(text):
+    """An argparse type: a finite float > 0."""
+    value = _non_negative_float(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return value
+
+
 def _flag(*names, **options):
     """One ``add_argument`` call, as data: ``(names, options)``."""
     return names, options
@@ -68,9 +76,16 @@ def _flag(*names, **options):
 
 # Flags several subcommands share.
 MODEL_DIR = _flag(
-    "--model-dir", required=True, metavar="DIR",
+    "--model-dir", required=True, action="extend", nargs="+", metavar="DIR",
     help="a trained model: a run directory (model.keras + vocab.spm, a "
-    "train --output-dir) or a preset written by save_to_preset",
+    "train --output-dir) or a preset written by save_to_preset. Several "
+    "(--model-dir A B, or --model-dir repeated) decode as an ensemble: models "
+    "sharing one vocab.spm, their next-token probabilities averaged at every "
+    "step; the decoding defaults are the first directory's",
+)
+WEIGHTS = _flag(
+    "--weights", type=_positive_float, nargs="+", metavar="W",
+    help="an ensemble's weights, one per --model-dir, normalized (default: equal)",
 )
 BEAM_SIZE = _flag(
     "--beam-size", type=_positive_int, metavar="N",
@@ -127,6 +142,7 @@ def _train_flags():
 def _translate_flags():
     return (
         MODEL_DIR,
+        WEIGHTS,
         _flag("--input", default="-", metavar="FILE",
               help="input file (plain or gzip); '-' is stdin"),
         OUTPUT,
@@ -151,6 +167,7 @@ def _translate_flags():
 def _evaluate_flags():
     return (
         MODEL_DIR,
+        WEIGHTS,
         _flag("--src", metavar="FILE", help="source file"),
         _flag("--ref", metavar="FILE", help="reference file, aligned with --src"),
         _flag("--output", metavar="FILE", help="also write the translations here"),
@@ -164,6 +181,7 @@ def _evaluate_flags():
 def _score_flags():
     return (
         MODEL_DIR,
+        WEIGHTS,
         _flag("--src", required=True, metavar="FILE", help="source file"),
         _flag("--tgt", required=True, metavar="FILE", help="target file, aligned with --src"),
         OUTPUT,
@@ -190,6 +208,7 @@ def _export_flags():
     )
     return (
         MODEL_DIR,
+        WEIGHTS,
         _flag("--export-dir", required=True, metavar="DIR",
               help="base directory; the SavedModel goes to DIR/VERSION"),
         _flag("--version", type=_positive_int, default=1, metavar="N", help="default: 1"),

@@ -46,6 +46,11 @@ Signatures:
   float32 ``[None]``: each pair's total log-probability of the target
   (EOS included), no length penalty, as `Translator.score`.
 
+An ensemble (several model directories sharing one ``vocab.spm``) exports
+into one SavedModel with the same signatures, each running the
+`keras_transformer.decoding.Ensemble` in one search, as
+``Translator.from_directory([...])`` does.
+
 Each signature is a method of
 `keras_transformer.export.saved_model_signatures.SignatureBuilder`, and
 runs the `Translator`'s code: `prepare_sources` (the same
@@ -63,11 +68,14 @@ import keras
 import tensorflow as tf
 from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
 
+from keras_transformer.decoding.ensemble import check_weights, members
 from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.decoding.sources import check_vocabulary
 from keras_transformer.export.saved_model_signatures import SignatureBuilder
 from keras_transformer.models.transformer.transformer_loader import (
-    find_trained_model,
+    find_trained_models,
+    load_models,
+    model_directories,
 )
 from keras_transformer.utils.validation import check_choice, check_int
 
@@ -113,14 +121,15 @@ def _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_opt
     # search graph a second time), while concrete functions passed as
     # signatures are saved as they are.
     module = tf.Module(name="translator")
-    module.model = model
+    models = [member for member, _ in members(model)]
+    module.model = models[0] if len(models) == 1 else models
     module.tokenizer = tokenizer
     # Copied to <version>/assets/ for clients that tokenize themselves (the
     # graph's tokenizer holds the same model).
     module.vocabulary_file = tf.saved_model.Asset(vocabulary_path)
     # Variables for TF's object graph (the model's are TF variables under
     # the TensorFlow backend).
-    module.model_variables = [v.value for v in model.weights]
+    module.model_variables = [v.value for member in models for v in member.weights]
     builder = SignatureBuilder(model, tokenizer, options, n_best, sample_options)
     return module, builder.concrete_functions()
 
@@ -157,15 +166,18 @@ def _check_new_version(version_dir):
 def _export_here(
     model_dir, export_dir, version, beam_size, alpha, max_extra_length,
     max_source_length, warmup, n_best=None, quantize=None, sampling=None,
+    weights=None,
 ):
     """`export_saved_model`'s work, under the TensorFlow backend."""
     options, n_best, sample_options = _export_options(
         beam_size, alpha, max_extra_length, max_source_length, n_best, sampling
     )
-    # A run directory or a keras-hub preset; errors name the file (a
-    # truncated or corrupt model.keras, ...).
-    files = find_trained_model(model_dir)
-    model = files.load_model(compile=False)
+    # Run directories or keras-hub presets; errors name the file (a
+    # truncated or corrupt model.keras, ...) or, for an ensemble, the
+    # directories whose vocabularies differ.
+    found = find_trained_models(model_dir)
+    model = load_models(found, weights)
+    files = found[0]
     tokenizer = files.load_tokenizer()
     # The `Translator`'s rule and message.
     check_vocabulary(tokenizer.vocabulary_size, model.vocabulary_size)
@@ -192,7 +204,8 @@ def _export_here(
         "quantize": quantize,
         "decode_options": options.to_dict(),
         "sample_options": sample_options.to_dict(),
-        "model_dir": os.path.abspath(model_dir),
+        "model_dir": _absolute(model_dir),
+        "weights": [weight for _, weight in members(model)],
         "tensorflow": tf.__version__,
         "signatures": sorted(signatures),
     }
@@ -200,6 +213,13 @@ def _export_here(
     with open(os.path.join(version_dir, "assets.extra", "export_config.json"), "w") as f:
         json.dump(metadata, f, indent=2)
     return version_dir
+
+
+def _absolute(model_dir):
+    """The absolute path of ``model_dir``, or a list of them (an ensemble)."""
+    if isinstance(model_dir, (str, bytes, os.PathLike)):
+        return os.path.abspath(model_dir)
+    return [os.path.abspath(directory) for directory in model_dir]
 
 
 def export_saved_model(
@@ -214,11 +234,17 @@ def export_saved_model(
     n_best=None,
     quantize=None,
     sampling=None,
+    weights=None,
 ):
     """Exports the trained model in ``model_dir`` (a run directory:
     ``model.keras`` + ``vocab.spm``, or a keras-hub preset written by
     ``save_to_preset``) as a TF Serving SavedModel in
     ``<export_dir>/<version>``.
+
+    A list of directories exports an ensemble of their models (they must
+    share one ``vocab.spm``; ``weights``: one number > 0 per directory,
+    normalized, equal by default) into one SavedModel with every signature,
+    each decoding with the ensemble as `Translator.from_directory` does.
 
     ``beam_size``, ``alpha``, ``max_extra_length`` and ``max_source_length``
     are `DecodeOptions` fields, validated as such. ``n_best`` (default: the
@@ -234,8 +260,11 @@ def export_saved_model(
     """
     _export_options(beam_size, alpha, max_extra_length, max_source_length, n_best, sampling)
     check_choice("quantize", quantize, (None, "int8"))
+    directories = model_directories(model_dir)
+    check_weights(weights, len(directories))
 
-    files = find_trained_model(model_dir)
+    # Every directory holds a model; an ensemble's share one vocabulary.
+    files = find_trained_models(directories)[0]
     if not os.path.isfile(files.vocabulary_path):
         raise FileNotFoundError(
             f"{files.vocabulary_path} not found: export needs the model's "
@@ -247,9 +276,11 @@ def export_saved_model(
     _check_new_version(os.path.join(export_dir, str(version)))
     if os.path.exists(export_dir) and not os.path.isdir(export_dir):
         raise NotADirectoryError(f"The export directory {export_dir!r} is a file.")
+    if not isinstance(model_dir, (str, bytes, os.PathLike)):
+        model_dir = directories  # JSON-encodable for the child process
     args = [
         model_dir, export_dir, version, beam_size, alpha, max_extra_length,
-        max_source_length, warmup, n_best, quantize, sampling,
+        max_source_length, warmup, n_best, quantize, sampling, weights,
     ]
 
     if keras.config.backend() == "tensorflow":

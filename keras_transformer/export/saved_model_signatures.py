@@ -14,7 +14,11 @@ import tensorflow as tf
 
 from keras_transformer.decoding.forced import token_log_probs
 from keras_transformer.decoding.generate import StaticDecode, decode_token_ids
-from keras_transformer.decoding.sources import prepare_sources, source_limit
+from keras_transformer.decoding.sources import (
+    model_max_positions,
+    prepare_sources,
+    source_limit,
+)
 from keras_transformer.layers.token_checks import check_token_ids
 from keras_transformer.special_tokens import PAD_ID, UNK_ID
 
@@ -44,7 +48,8 @@ class SignatureBuilder:
     """Builds the export's signatures from a model and its tokenizer.
 
     Args:
-        model: a `keras_transformer.Transformer` (TensorFlow backend).
+        model: a `keras_transformer.Transformer` or an `Ensemble` of them
+            (TensorFlow backend).
         tokenizer: its `SubwordTokenizer`.
         options: the `DecodeOptions` of the beam-search signatures.
         n_best: int. The ``k`` of ``translate_nbest``.
@@ -57,9 +62,7 @@ class SignatureBuilder:
         self.options = options
         self.n_best = n_best
         self.tokenizer_size = tokenizer.vocabulary_size
-        max_positions = None
-        if model.positional_encoding == "learned":
-            max_positions = model.max_length
+        max_positions = model_max_positions(model)
         self.max_positions = max_positions
         # Source tokens kept before EOS, as `prepare_sources` keeps them.
         self.keep = source_limit(options.max_source_length, max_positions) - 1

@@ -1,0 +1,185 @@
+"""SavedModel export of an ensemble: one SavedModel with every signature of
+the single-model export, each serving, in a fresh process with only
+TensorFlow and tensorflow-text, what `Translator.from_directory([...])`
+returns under the current backend; bad requests fail with INVALID_ARGUMENT."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+
+from keras_transformer import Transformer
+from keras_transformer.data import SubwordTokenizer, default_task_splits
+from keras_transformer.export.saved_model import export_saved_model
+from keras_transformer.models.transformer.translator import Translator
+
+pytestmark = pytest.mark.slow
+
+BEAM, ALPHA, EXTRA, MAX_SOURCE, WEIGHTS = 2, 0.6, 6, 16, [0.7, 0.3]
+VOCABULARY = 64
+SIGNATURES = ("serving_default", "translate_nbest", "translate_token_ids",
+              "translate_prefix", "translate_sample", "score")  # fmt: skip
+
+SERVE = textwrap.dedent(
+    """
+    import json, sys
+    import tensorflow as tf
+    import tensorflow_text  # registers the SentencePiece ops
+    assert "keras_transformer" not in sys.modules
+    loaded = tf.saved_model.load(sys.argv[1])
+    case = json.loads(open(sys.argv[2]).read())
+    strings = lambda values: tf.constant(values, dtype=tf.string)
+
+    def plain(result):
+        out = {}
+        for key, value in result.items():
+            value = value.numpy()
+            out[key] = (
+                [[t.decode("utf-8") for t in row] for row in value] if value.ndim == 2
+                else [t.decode("utf-8") for t in value]
+            ) if value.dtype == object else value.tolist()
+        return out
+
+    def failure(signature, **inputs):
+        try:
+            loaded.signatures[signature](**inputs)
+            return "no error"
+        except tf.errors.InvalidArgumentError as error:
+            return error.message
+
+    sentences = strings(case["sentences"])
+    call = lambda name, **inputs: plain(loaded.signatures[name](**inputs))
+    out = {
+        "signatures": sorted(loaded.signatures.keys()),
+        "serving_default": call("serving_default", sentences=sentences),
+        "translate_nbest": call("translate_nbest", sentences=sentences),
+        "translate_token_ids": call(
+            "translate_token_ids", token_ids=tf.constant(case["token_ids"], tf.int32)),
+        "translate_prefix": call(
+            "translate_prefix", sources=sentences, prefixes=strings(case["prefixes"])),
+        "translate_sample": call("translate_sample", sentences=sentences, seed=tf.constant(5)),
+        "score": call("score", sources=sentences, targets=strings(case["targets"])),
+        "bad_token_ids": failure("translate_token_ids", token_ids=tf.constant([[5, %d]], tf.int32)),
+        "bad_prefix": failure("translate_prefix", sources=strings(["nine"]),
+                              prefixes=strings(["sieben " * 40])),
+        "keras_transformer_imported": "keras_transformer" in sys.modules,
+    }
+    print(json.dumps(out))
+    """
+    % VOCABULARY
+)
+
+
+@pytest.fixture(scope="module")
+def run_dirs(tmp_path_factory):
+    """Two run directories sharing one vocabulary, with random models of
+    different sizes, and a third with another vocabulary."""
+    root = tmp_path_factory.mktemp("ensemble_export")
+    source, target = default_task_splits(num_train=300, num_valid=1, num_test=1)["train"]
+    tokenizer = SubwordTokenizer.train(source + target, VOCABULARY)
+    other = SubwordTokenizer.train(target + source[:100], VOCABULARY)
+    keras.utils.set_random_seed(2)
+    models = (
+        Transformer(vocabulary_size=VOCABULARY, num_layers=1, d_model=32, num_heads=4,
+                    d_ff=64, dropout_rate=0.0),
+        Transformer(vocabulary_size=VOCABULARY, num_layers=1, d_model=16, num_heads=2,
+                    d_ff=32, dropout_rate=0.0),
+    )  # fmt: skip
+    directories = []
+    for name, vocabulary, model in (("a", tokenizer, models[0]), ("b", tokenizer, models[1]),
+                                    ("other", other, models[0])):  # fmt: skip
+        directory = root / name
+        directory.mkdir()
+        vocabulary.save(str(directory))
+        model.save(str(directory / "model.keras"))
+        directories.append(str(directory))
+    return directories
+
+
+def test_ensemble_export_serves_like_the_translator(run_dirs, tmp_path):
+    version_dir = export_saved_model(
+        run_dirs[:2], str(tmp_path / "export"), beam_size=BEAM, alpha=ALPHA,
+        max_extra_length=EXTRA, max_source_length=MAX_SOURCE, warmup=False, weights=WEIGHTS,
+    )  # fmt: skip
+    with open(os.path.join(version_dir, "assets.extra", "export_config.json")) as f:
+        config = json.load(f)
+    assert config["model_dir"] == [os.path.abspath(d) for d in run_dirs[:2]]
+    assert config["weights"] == pytest.approx(WEIGHTS)
+    sentences = ["twenty-one", "three hundred forty-five", "", "nine"]
+    case = {
+        "sentences": sentences,
+        "prefixes": ["ein", "", "", "neun"],
+        "targets": ["einundzwanzig", "dreihundert", "", "neun"],
+        "token_ids": [[5, 6, 7], [8, 0, 0]],
+    }
+    (tmp_path / "case.json").write_text(json.dumps(case))
+    (tmp_path / "serve.py").write_text(SERVE)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env.pop("KERAS_BACKEND", None)
+    result = subprocess.run(
+        [sys.executable, str(tmp_path / "serve.py"), version_dir, str(tmp_path / "case.json")],
+        capture_output=True, text=True, env=env, timeout=600, cwd=str(tmp_path),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    served = json.loads(result.stdout.strip().splitlines()[-1])
+    assert served["keras_transformer_imported"] is False
+    assert sorted(SIGNATURES) == [s for s in served["signatures"] if s in SIGNATURES]
+    assert f"[token_ids contains id] [{VOCABULARY}]" in served["bad_token_ids"]
+    assert "a prefix leaves no room for EOS" in served["bad_prefix"]
+
+    translator = Translator.from_directory(
+        run_dirs[:2], weights=WEIGHTS, max_source_length=MAX_SOURCE
+    )
+    options = dict(beam_size=BEAM, alpha=ALPHA, max_extra_length=EXTRA)
+    kept = [s for s in sentences if s]
+
+    def with_blank(values, blank):
+        values = list(values)
+        return values[:2] + [blank] + values[2:]  # sentences[2] is blank
+
+    def check(name, texts, scores, blank_text="", blank_score=0.0):
+        assert served[name]["translations"] == with_blank(texts, blank_text), name
+        np.testing.assert_allclose(
+            served[name]["scores"], with_blank(scores, blank_score), atol=1e-3, err_msg=name
+        )
+
+    check("serving_default", *translator.translate(kept, return_scores=True, **options))
+    check(
+        "translate_nbest",
+        *translator.translate(kept, num_return=BEAM, return_scores=True, **options),
+        blank_text=[""] * BEAM, blank_score=[0.0] * BEAM,
+    )
+    prefixes = [p for s, p in zip(sentences, case["prefixes"]) if s]
+    check("translate_prefix", *translator.translate(
+        kept, target_prefix=prefixes, return_scores=True, **options))  # fmt: skip
+    # The SavedModel draws each sentence's samples with its position in the
+    # request, as `Translator` does with its position in the list.
+    samples = translator.translate(sentences, **dict(options, beam_size=1, sampling=True, seed=5))
+    samples[2] = ""  # a blank input gives ""
+    assert served["translate_sample"]["translations"] == samples
+    np.testing.assert_allclose(
+        served["score"]["scores"], translator.score(sentences, case["targets"]), atol=1e-3
+    )
+    hypotheses, scores = translator.generate([[5, 6, 7], [8]], **options)
+    for row, served_ids in enumerate(served["translate_token_ids"]["token_ids"]):
+        length = len(hypotheses[row][0])
+        assert served_ids[:length] == hypotheses[row][0]
+        assert set(served_ids[length:]) <= {0}
+    np.testing.assert_allclose(
+        served["translate_token_ids"]["scores"], [s[0] for s in scores], atol=1e-3
+    )
+
+
+def test_ensemble_export_refuses_vocabularies_that_differ_before_any_work(run_dirs, tmp_path):
+    export_dir = tmp_path / "export"
+    with pytest.raises(ValueError, match="share one vocabulary") as error:
+        export_saved_model([run_dirs[0], run_dirs[2]], str(export_dir))
+    assert repr(run_dirs[0]) in str(error.value) and repr(run_dirs[2]) in str(error.value)
+    with pytest.raises(ValueError, match="one value per model"):
+        export_saved_model(run_dirs[:2], str(export_dir), weights=[1.0, 2.0, 3.0])
+    assert not export_dir.exists()
