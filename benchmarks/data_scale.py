@@ -200,6 +200,7 @@ def run(num_pairs, args):
     model, flags = cpu_description()
     result = {
         "num_pairs": num_pairs,
+        "load_average_at_start": os.getloadavg(),
         "backend": args.backend,
         "cpu": model,
         "cpu_flags": flags,
@@ -222,6 +223,9 @@ def run(num_pairs, args):
                 "--set", "epochs=1"),
             os.path.join(work, "train_from_text.log"), env,
         )  # fmt: skip
+    if not os.path.isdir(corpus):  # Without the preprocess step: the run's own.
+        corpus = os.path.join(work, "run_text", "corpus")
+    result["corpus"] = corpus
     if "first_update" in args.steps:
         run_dir = os.path.join(work, "run_corpus")
         subprocess.run(["rm", "-rf", run_dir], check=True)
