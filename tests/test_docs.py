@@ -31,7 +31,8 @@ DOCUMENTS = (
     + sorted(os.path.relpath(p, REPO_ROOT) for p in glob.glob(os.path.join(REPO_ROOT, "docs", "*.md")))
 )
 RESULT_PREFIXES = (
-    "cpu_parallelism_", "ctranslate2_decode_", "decode_", "default_task_", "multi30k_",
+    "cpu_parallelism_", "ctranslate2_decode_", "data_scale_", "decode_", "default_task_",
+    "multi30k_", "wmt14_",
     "padding_", "test_suite_time_", "token_check_cost_", "train_step_profile_",
     "train_throughput_",
 )

@@ -414,6 +414,10 @@ def _start_run(config, overwrite):
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"train expects a TrainConfig. Received: {type(config).__name__}")
+    if config.train_corpus is not None and config.vocabulary_size is None:
+        # A prepared corpus fixes the vocabulary: its size, not the default.
+        corpus = PreparedCorpus.open(config.train_corpus, verify=False)
+        config = config.replace(vocabulary_size=corpus.vocabulary_size)
     config = config.resolved()
     backend = keras.config.backend()
     if config.backend is not None and config.backend != backend:

@@ -150,3 +150,19 @@ def test_sigterm_saves_a_backup_and_the_same_command_resumes(tmp_path, corpus_fi
     result = train(config)
     assert result.stop_reason is None
     assert_same_weights(result, uninterrupted)
+
+
+def test_a_prepared_corpus_gives_the_vocabulary_size(tmp_path, uninterrupted):
+    """`train_corpus` without `vocabulary_size`: the corpus' size, not the
+    default of 8,000; a size that differs is an error naming both."""
+    corpus = os.path.join(uninterrupted.output_dir, "corpus")
+    config = TrainConfig(
+        output_dir=str(tmp_path / "run"),
+        train_corpus=corpus,
+        **dict(STREAM, vocabulary_size=None, epochs=1, steps_per_epoch=1),
+    )
+    result = train(config)
+    assert result.config.vocabulary_size == 64
+    assert result.tokenizer.vocabulary_size == 64
+    with pytest.raises(ValueError, match="vocabulary of 64 pieces.*vocabulary_size=128"):
+        train(config.replace(output_dir=str(tmp_path / "other"), vocabulary_size=128))
