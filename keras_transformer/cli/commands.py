@@ -212,6 +212,9 @@ def _run_translate(args):
     if args.input == "-":
         lines = _read_stdin()
         _check_prefix_count(prefixes, lines)
+    constraints = None
+    if args.constraints:
+        lines, constraints = _split_constraints(lines)
     indices = [i for i, line in enumerate(lines) if line]
     batch_size = getattr(args, "batch_size", None)
     detailed = args.n_best is not None or args.print_alignment or args.format == "jsonl"
@@ -220,6 +223,7 @@ def _run_translate(args):
         options,
         batch_size=batch_size,
         target_prefix=None if prefixes is None else [prefixes[i] for i in indices],
+        constraints=None if constraints is None else [constraints[i] for i in indices],
         return_scores=detailed,
         return_alignments=args.print_alignment,
         verbose=False if args.output == "-" else "auto",
@@ -243,6 +247,17 @@ def _write_output(path, lines):
         return
 
     write_lines(path, lines)
+
+
+def _split_constraints(lines):
+    """fairseq's ``--constraints`` input: ``source<TAB>phrase<TAB>phrase...``
+    per line -> ``(sources, phrases per line)``."""
+    sources, constraints = [], []
+    for line in lines:
+        source, *phrases = line.split("\t")
+        sources.append(source)
+        constraints.append(phrases)
+    return sources, constraints
 
 
 def _check_prefix_count(prefixes, lines):

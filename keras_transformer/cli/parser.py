@@ -156,6 +156,10 @@ def _translate_flags():
               "--n-best/--print-alignment) or jsonl (one JSON object per input line)"),
         _flag("--target-prefix", metavar="FILE",
               help="one target prefix per input line: each translation starts with it"),
+        _flag("--constraints", action="store_true",
+              help="lexically constrained decoding (fairseq's input form): each input "
+              "line is the source, then tab-separated target phrases that the "
+              "translation must contain (Post & Vilar, 2018; beam or greedy search)"),
         _flag("--print-alignment", action="store_true",
               help="after each hypothesis an 'A-<line>\\t<src>-<tgt> ...' line: for "
               "each output token (subwords, EOS excluded) the source token its "

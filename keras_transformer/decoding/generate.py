@@ -94,6 +94,7 @@ def generate(
     prefix_lengths=None,
     seed=0,
     row_ids=None,
+    constraint_ids=None,
 ):
     """Encodes a batch and searches; all in `keras.ops` (not compiled here).
 
@@ -118,6 +119,10 @@ def generate(
             draws with row id ``row_ids[b] * num_return + j``
             (`sample_tokens`), so a sentence's samples do not depend on the
             batch it is in. Defaults to the row positions.
+        constraint_ids: optional int ``(batch, phrases, phrase_length)``,
+            PAD-padded target phrases that every output must contain (see
+            `beam_search`). Read only with ``request.constrained``; greedy
+            search then runs as a constrained beam search of one beam.
 
     Returns:
         ``(sequences, scores)``: int32 ``(batch, num_return, max_length)``
@@ -150,6 +155,18 @@ def generate(
         "prefix_lengths": prefix_lengths,
         **decoder.growing,
     }
+    if request.constrained:
+        return beam_search(
+            decoder.tokens_to_logits,
+            decoder.cache,
+            max_length,
+            beam_size=request.beam_size,
+            num_return=request.num_return,
+            reorder_cache=decoder.reorder,
+            tile_cache=decoder.tile,
+            constraint_ids=constraint_ids,
+            **arguments,
+        )
     if kind == "beam":
         return beam_search(
             decoder.tokens_to_logits,
@@ -251,6 +268,7 @@ def decode_token_ids(
     prefix_ids,
     prefix_lengths,
     static,
+    constraint_ids=None,
 ):
     """Raw source ids -> searched outputs: `prepare_sources` then `generate`.
 
@@ -267,6 +285,8 @@ def decode_token_ids(
         prefix_ids, prefix_lengths: ``(batch, P >= 1)`` and ``(batch,)``;
             lengths 0 for no prefix.
         static: a `StaticDecode` (Python values that shape the graph).
+        constraint_ids: optional int ``(batch, phrases, phrase_length)``
+            (see `generate`); read only with ``static.constrained``.
 
     Returns:
         ``(sequences (batch, num_return, max_length), scores (batch,
@@ -289,6 +309,7 @@ def decode_token_ids(
         prefix_lengths=prefix_lengths,
         seed=seed,
         row_ids=row_ids,
+        constraint_ids=constraint_ids,
     )
 
 
@@ -316,6 +337,7 @@ def tf_decode_signature():
         tf.TensorSpec([None], tf.int32),  # row_ids
         tf.TensorSpec([None, None], tf.int32),  # prefix_ids
         tf.TensorSpec([None], tf.int32),  # prefix_lengths
+        tf.TensorSpec([None, None, None], tf.int32),  # constraint_ids
     ]
 
 
@@ -370,7 +392,7 @@ class Generator:
         )
 
     def _core(self, token_ids, caps, buffer, alpha, min_length, seed, row_ids,
-              prefix_ids, prefix_lengths, static):
+              prefix_ids, prefix_lengths, constraint_ids, static):
         if self.backend in ("jax", "tensorflow"):
             self.trace_count += 1  # only runs while tracing
         # The buffer length comes from a shape: a Python int under JAX and
@@ -378,6 +400,7 @@ class Generator:
         return decode_token_ids(
             self.model, token_ids, caps, ops.shape(buffer)[0], alpha,
             min_length, seed, row_ids, prefix_ids, prefix_lengths, static,
+            constraint_ids=constraint_ids,
         )
 
     def _compiled(self, static):
@@ -402,6 +425,7 @@ class Generator:
         prefix_ids=None,
         prefix_lengths=None,
         seed=0,
+        constraint_ids=None,
     ):
         """Raw source ids (no EOS, PAD-padded) -> numpy ``(sequences, scores)``.
 
@@ -409,7 +433,10 @@ class Generator:
         search kind, sampling filters and source/output lengths are static
         (one compiled function each), alpha, min_length and ``seed`` are
         runtime values. ``output_caps`` (optional ``(batch,)``) tightens
-        each row's output limit.
+        each row's output limit. ``constraint_ids`` (optional int
+        ``(batch, phrases, phrase_length)``, PAD-padded; see `beam_search`)
+        runs the constrained search (its own compiled function); None runs
+        the unconstrained one.
         """
         token_ids = np.asarray(token_ids, np.int32)
         batch = token_ids.shape[0]
@@ -418,9 +445,14 @@ class Generator:
         if row_ids is None:
             row_ids = np.arange(batch, dtype=np.int32)
         prefix_ids, prefix_lengths = _prefix_arrays(prefix_ids, prefix_lengths, batch)
+        constrained = constraint_ids is not None
+        if constrained:
+            constraint_ids = np.asarray(constraint_ids, np.int32)
+        else:
+            constraint_ids = np.zeros((batch, 1, 1), np.int32)
         static = StaticDecode.from_options(
             options, max_positions, use_cache=self.use_cache,
-            cache_growth=self.cache_growth,
+            cache_growth=self.cache_growth, constrained=constrained,
         )
         function = self._compiled(static)
         sequences, scores = function(
@@ -433,5 +465,6 @@ class Generator:
             ops.convert_to_tensor(np.asarray(row_ids, np.int32)),
             ops.convert_to_tensor(np.asarray(prefix_ids, np.int32)),
             ops.convert_to_tensor(np.asarray(prefix_lengths, np.int32)),
+            ops.convert_to_tensor(constraint_ids),
         )
         return ops.convert_to_numpy(sequences), ops.convert_to_numpy(scores)

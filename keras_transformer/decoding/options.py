@@ -199,6 +199,8 @@ class SearchRequest:
         python_loop: bool. A Python loop instead of `keras.ops.while_loop`.
         decode_fn, prefix_multiple: uncached decoding only, see
             `cache.uncached_tokens_to_logits`.
+        constrained: bool. Lexically constrained beam search (`generate`'s
+            ``constraint_ids``); False keeps the unconstrained search.
     """
 
     search: str = "auto"
@@ -212,6 +214,7 @@ class SearchRequest:
     python_loop: bool = False
     decode_fn: object = None
     prefix_multiple: int = None
+    constrained: bool = False
 
     def __post_init__(self):
         check_choice("search", self.search, SEARCHES)
@@ -225,6 +228,11 @@ class SearchRequest:
         _check_sampling_filters(self.temperature, self.top_k, self.top_p)
         check_int("cache_growth", self.cache_growth, allow_none=True)
         check_int("prefix_multiple", self.prefix_multiple, allow_none=True)
+        if self.constrained and self.kind == "sample":
+            raise ValueError(
+                "constraints need a search (beam or greedy), not sampling. "
+                "Received: constraints with search='sample'"
+            )
 
     @property
     def kind(self):

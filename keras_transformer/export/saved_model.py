@@ -38,6 +38,13 @@ Signatures:
   none), then the beam search continues (``Translator.translate(...,
   target_prefix=...)``). A prefix that leaves no room for EOS fails the
   request with ``INVALID_ARGUMENT``.
+- ``translate_constrained``: ``sources`` string ``[None]`` and
+  ``constraints`` string ``[None, None]`` (per source, its target phrases;
+  "" pads a row) -> ``translations``, ``scores``: every output contains each
+  phrase, its tokens contiguous (``Translator.translate(...,
+  constraints=...)``, beam search). Constraints longer than the output
+  allows (EOS included), or a number of rows that differs from the
+  sources', fail the request with ``INVALID_ARGUMENT``.
 - ``translate_sample``: ``sentences`` string ``[None]`` and ``seed`` int32
   scalar -> ``translations``, ``scores``: one sample per sentence
   (temperature, top-k, top-p fixed at export), the samples of

@@ -36,6 +36,10 @@ SIGNATURES = {
         [tf.TensorSpec([None, None], tf.int32, name="token_ids")],
     ),
     "translate_prefix": ("serve_prefix", [_strings("sources"), _strings("prefixes")]),
+    "translate_constrained": (
+        "serve_constrained",
+        [_strings("sources"), tf.TensorSpec([None, None], tf.string, name="constraints")],
+    ),
     "translate_sample": (
         "serve_sample",
         [_strings("sentences"), tf.TensorSpec([], tf.int32, name="seed")],
@@ -71,6 +75,9 @@ class SignatureBuilder:
             options.replace(num_return=n_best), max_positions
         )
         self.sample = StaticDecode.from_options(sample_options, max_positions)
+        self.constrained = StaticDecode.from_options(
+            options.replace(num_return=1), max_positions, constrained=True
+        )
 
     def concrete_functions(self):
         """{signature name: concrete function}, each traced once.
@@ -97,10 +104,13 @@ class SignatureBuilder:
         token_ids = tf.cast(tokenized.to_tensor(default_value=PAD_ID), tf.int32)
         return token_ids, tf.equal(tokenized.row_lengths(), 0)
 
-    def decode(self, token_ids, static, seed=None, prefix_ids=None, prefix_lengths=None):
+    def decode(self, token_ids, static, seed=None, prefix_ids=None, prefix_lengths=None,
+               constraint_ids=None):
         """`decode_token_ids` on int32 ``token_ids`` (batch, length),
         0-padded, without EOS; ``prefix_ids`` (batch, P) are forced output
-        prefixes of ``prefix_lengths`` (batch,) tokens.
+        prefixes of ``prefix_lengths`` (batch,) tokens; ``constraint_ids``
+        (batch, phrases, phrase_length), PAD-padded, the constraint phrases
+        of a ``static`` with ``constrained=True``.
 
         Returns int32 sequences ``(batch, k, L)`` and float32 scores
         ``(batch, k)``; an empty batch gives empty outputs.
@@ -132,6 +142,7 @@ class SignatureBuilder:
                 prefix_ids,
                 prefix_lengths,
                 static,
+                constraint_ids=constraint_ids,
             )
             return tf.cast(sequences, tf.int32), tf.cast(scores, tf.float32)
 
@@ -202,6 +213,38 @@ class SignatureBuilder:
         )
         sequences, scores = self.decode(
             token_ids, self.best, prefix_ids=prefix_ids, prefix_lengths=prefix_lengths
+        )
+        return self.best_of(sequences, scores, blank)
+
+    def serve_constrained(self, sources, constraints):
+        # Every output contains each non-empty string of its row of
+        # ``constraints`` (batch, phrases; "" pads), its tokens contiguous,
+        # as Translator.translate(..., constraints=...).
+        options = self.options
+        token_ids, blank = self.pieces(sources)
+        shape = tf.shape(constraints)
+        tf.debugging.assert_equal(
+            tf.shape(token_ids)[0], shape[0],
+            message="translate_constrained needs one row of constraints per source",
+        )
+        phrases = self.tokenizer.tokenize(tf.reshape(constraints, [-1]))
+        phrase_ids = tf.cast(phrases.to_tensor(default_value=PAD_ID), tf.int32)
+        phrase_ids = tf.pad(phrase_ids, [[0, 0], [0, 1]])  # at least 1 column
+        constraint_ids = tf.reshape(phrase_ids, [shape[0], shape[1], -1])
+        lengths = tf.reduce_sum(
+            tf.reshape(tf.cast(phrases.row_lengths(), tf.int32), [shape[0], shape[1]]), axis=1
+        )
+        _, limits = prepare_sources(
+            token_ids, options.max_source_length, options.max_extra_length,
+            self.max_positions,
+        )
+        tf.debugging.assert_less(
+            lengths, tf.cast(limits, tf.int32),
+            message="constraints longer than their output allows, EOS included "
+            "(raise --max-extra-length at export or shorten the constraints)",
+        )
+        sequences, scores = self.decode(
+            token_ids, self.constrained, constraint_ids=constraint_ids
         )
         return self.best_of(sequences, scores, blank)
 

@@ -181,6 +181,24 @@ def test_translate_sampling_and_target_prefix(trained_run, tmp_path, capsys):
     assert "one prefix per input line" in capsys.readouterr().err
 
 
+def test_translate_constraints_in_fairseqs_tab_separated_form(trained_run, tmp_path, capsys):
+    source = tmp_path / "input.en"
+    source.write_text("twenty-one\tsieben\tacht\n\nseven\n")
+    base = ["translate", "--model-dir", str(trained_run), "--input", str(source),
+            "--max-extra-length", "6", "--constraints"]  # fmt: skip
+    capsys.readouterr()
+    assert main(base + ["--beam-size", "2", "--n-best", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["H-0"] * 2 + ["H-2"] * 2
+    for line in lines[:2]:
+        if line.split("\t")[1] != "-inf":
+            assert "sieben" in line.split("\t")[2] and "acht" in line.split("\t")[2]
+    source.write_text("seven\t\tsieben\n")
+    with pytest.raises(SystemExit):
+        main(base)
+    assert "empty phrase" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "flags, message",
     [

@@ -23,7 +23,8 @@ pytestmark = pytest.mark.slow
 BEAM, ALPHA, EXTRA, MAX_SOURCE, WEIGHTS = 2, 0.6, 6, 16, [0.7, 0.3]
 VOCABULARY = 64
 SIGNATURES = ("serving_default", "translate_nbest", "translate_token_ids",
-              "translate_prefix", "translate_sample", "score")  # fmt: skip
+              "translate_prefix", "translate_constrained", "translate_sample",
+              "score")  # fmt: skip
 
 SERVE = textwrap.dedent(
     """
@@ -62,11 +63,18 @@ SERVE = textwrap.dedent(
             "translate_token_ids", token_ids=tf.constant(case["token_ids"], tf.int32)),
         "translate_prefix": call(
             "translate_prefix", sources=sentences, prefixes=strings(case["prefixes"])),
+        "translate_constrained": call(
+            "translate_constrained", sources=sentences,
+            constraints=tf.constant(case["constraints"], tf.string)),
         "translate_sample": call("translate_sample", sentences=sentences, seed=tf.constant(5)),
         "score": call("score", sources=sentences, targets=strings(case["targets"])),
         "bad_token_ids": failure("translate_token_ids", token_ids=tf.constant([[5, %d]], tf.int32)),
         "bad_prefix": failure("translate_prefix", sources=strings(["nine"]),
                               prefixes=strings(["sieben " * 40])),
+        "bad_constraints": failure("translate_constrained", sources=strings(["nine"]),
+                                   constraints=tf.constant([["sieben " * 40]], tf.string)),
+        "bad_constraint_rows": failure("translate_constrained", sources=strings(["nine"]),
+                                       constraints=tf.constant([["a"], ["b"]], tf.string)),
         "keras_transformer_imported": "keras_transformer" in sys.modules,
     }
     print(json.dumps(out))
@@ -116,6 +124,7 @@ def test_ensemble_export_serves_like_the_translator(run_dirs, tmp_path):
         "prefixes": ["ein", "", "", "neun"],
         "targets": ["einundzwanzig", "dreihundert", "", "neun"],
         "token_ids": [[5, 6, 7], [8, 0, 0]],
+        "constraints": [["ein", "zwanzig"], ["hundert", ""], ["", ""], ["neun", ""]],
     }
     (tmp_path / "case.json").write_text(json.dumps(case))
     (tmp_path / "serve.py").write_text(SERVE)
@@ -131,6 +140,8 @@ def test_ensemble_export_serves_like_the_translator(run_dirs, tmp_path):
     assert sorted(SIGNATURES) == [s for s in served["signatures"] if s in SIGNATURES]
     assert f"[token_ids contains id] [{VOCABULARY}]" in served["bad_token_ids"]
     assert "a prefix leaves no room for EOS" in served["bad_prefix"]
+    assert "constraints longer than their output allows" in served["bad_constraints"]
+    assert "one row of constraints per source" in served["bad_constraint_rows"]
 
     translator = Translator.from_directory(
         run_dirs[:2], weights=WEIGHTS, max_source_length=MAX_SOURCE
@@ -157,6 +168,9 @@ def test_ensemble_export_serves_like_the_translator(run_dirs, tmp_path):
     prefixes = [p for s, p in zip(sentences, case["prefixes"]) if s]
     check("translate_prefix", *translator.translate(
         kept, target_prefix=prefixes, return_scores=True, **options))  # fmt: skip
+    constraints = [[p for p in row if p] for s, row in zip(sentences, case["constraints"]) if s]
+    check("translate_constrained", *translator.translate(
+        kept, constraints=constraints, return_scores=True, **options))  # fmt: skip
     # The SavedModel draws each sentence's samples with its position in the
     # request, as `Translator` does with its position in the list.
     samples = translator.translate(sentences, **dict(options, beam_size=1, sampling=True, seed=5))

@@ -272,6 +272,7 @@ class Translator:
         max_output_lengths=None,
         target_prefix_ids=None,
         progress_bar=None,
+        constraint_ids=None,
         **option_overrides,
     ):
         """Translates token ids (without EOS); the level below `translate`.
@@ -285,6 +286,10 @@ class Translator:
             target_prefix_ids: optional list (one per source) of lists of
                 int: forced output prefixes (no EOS).
             progress_bar: optional `keras.utils.Progbar` advanced per batch.
+            constraint_ids: optional list (one per source) of lists of
+                phrases, each a non-empty list of int (no EOS): every
+                returned output contains each phrase, its tokens contiguous
+                (see `translate`'s ``constraints``).
 
         Returns:
             ``(hypotheses, scores)``: for each input a list of ``num_return``
@@ -292,7 +297,8 @@ class Translator:
 
         Raises:
             ValueError: an id is outside the model's source vocabulary, a bad
-                option, or a prefix that leaves no room for EOS.
+                option, a prefix that leaves no room for EOS, or bad
+                ``constraint_ids`` (see `translate`).
         """
         options = self.decode_options(options, **option_overrides)
         batch_size = batch_size or self.batch_size
@@ -310,6 +316,7 @@ class Translator:
             caps = [max(1, int(cap)) for cap in max_output_lengths]
             limits = [min(limit, cap) for limit, cap in zip(limits, caps)]
         prefixes = self._check_prefixes(target_prefix_ids, limits)
+        constraints = self._check_constraints(constraint_ids, limits, options)
         seed = options.seed
         if options.sampling and seed is None:
             seed = int(np.random.randint(0, 2**31 - 1))
@@ -360,6 +367,7 @@ class Translator:
                 prefix_ids=prefix_ids,
                 prefix_lengths=prefix_lengths,
                 seed=seed or 0,
+                constraint_ids=_constraint_array(constraints, rows, batch),
             )
             for row, i in enumerate(rows):
                 hypotheses[i] = [_until_eos(s) for s in sequences[row]]
@@ -391,6 +399,45 @@ class Translator:
                 name="target_prefix token ids",
             )
         return prefixes
+
+    def _check_constraints(self, constraint_ids, limits, options):
+        """Per sentence, its phrases as lists of int; None for no
+        constraints at all. Raises a ValueError naming ``constraints``."""
+        if constraint_ids is None:
+            return None
+        if isinstance(constraint_ids, str) or len(constraint_ids) != len(limits):
+            count = "a str" if isinstance(constraint_ids, str) else len(constraint_ids)
+            raise ValueError(
+                "constraints needs one list of phrases per sentence. Received "
+                f"{count} for {len(limits)} sentences."
+            )
+        phrases = [[[int(t) for t in phrase] for phrase in row] for row in constraint_ids]
+        if not any(phrases):
+            return None
+        if options.sampling:
+            raise ValueError(
+                "constraints need beam (or greedy) search, not sampling=True."
+            )
+        for i, (row, limit) in enumerate(zip(phrases, limits)):
+            if any(not phrase for phrase in row):
+                raise ValueError(
+                    f"constraints of sentence {i} include an empty phrase."
+                )
+            length = sum(len(phrase) for phrase in row)
+            if length + 1 > limit:
+                raise ValueError(
+                    f"constraints of sentence {i} have {length} tokens but its "
+                    f"output holds at most {limit} tokens, EOS included (raise "
+                    "max_extra_length or shorten the constraints)."
+                )
+        validate_token_ids(
+            np.asarray([t for row in phrases for p in row for t in p], np.int64),
+            self.model.vocabulary_size,
+            name="constraints token ids",
+        )
+        if any(t in (PAD_ID, BOS_ID, EOS_ID) for row in phrases for p in row for t in p):
+            raise ValueError("constraints cannot contain PAD, BOS or EOS ids.")
+        return phrases
 
     def _padded_shape(
         self, config, batch, source_length, max_limit, max_extra_length, capped
@@ -556,6 +603,7 @@ class Translator:
         target_prefix=None,
         max_output_lengths=None,
         verbose="auto",
+        constraints=None,
         **option_overrides,
     ):
         """Translates a list of strings.
@@ -588,6 +636,15 @@ class Translator:
                 untrained models.
             verbose: "auto" (a progress bar for more than 4 batches), True or
                 False.
+            constraints: optional list, one per sentence, of lists of str:
+                target phrases that every returned output contains, each
+                phrase's tokens contiguous (lexically constrained decoding
+                with dynamic beam allocation, Post & Vilar, 2018), e.g.
+                ``[["Hund", "roten Ball"], []]``. A phrase is its tokens
+                under the model's tokenizer (as if it stood alone in a
+                sentence). Beam or greedy search only. A sentence whose
+                constraints cannot all be placed within its output limit
+                gets empty outputs (score ``-inf``).
 
         Returns:
             A list of str (or of lists of str with ``num_return > 1``); with
@@ -620,6 +677,7 @@ class Translator:
                     f"{len(target_prefix)} prefixes for {len(sentences)} sentences."
                 )
             prefix_ids = self.tokenizer.encode(target_prefix) if sentences else []
+        constraint_ids = self._tokenize_constraints(constraints, len(sentences))
         batch_size = batch_size or self.batch_size
         if verbose == "auto":
             verbose = len(sentences) > 4 * batch_size
@@ -632,6 +690,7 @@ class Translator:
             max_output_lengths=max_output_lengths,
             target_prefix_ids=prefix_ids,
             progress_bar=progress_bar,
+            constraint_ids=constraint_ids,
         )
         texts = [self._detokenize(h) for h in hypotheses]
         scores = [[float(s) for s in row] for row in scores]
@@ -662,6 +721,31 @@ class Translator:
         if return_alignments:
             result.append(aligned)
         return tuple(result)
+
+    def _tokenize_constraints(self, constraints, count):
+        """``constraints`` (lists of str) as lists of token-id lists."""
+        if constraints is None:
+            return None
+        if isinstance(constraints, str) or len(constraints) != count:
+            received = "a str" if isinstance(constraints, str) else len(constraints)
+            raise ValueError(
+                "constraints needs one list of phrases per sentence. Received "
+                f"{received} for {count} sentences."
+            )
+        rows = []
+        for i, row in enumerate(constraints):
+            if isinstance(row, str):
+                raise ValueError(
+                    f"constraints of sentence {i} must be a list of str, not a str."
+                )
+            row = list(row)
+            if any(not isinstance(p, str) or not p.strip() for p in row):
+                raise ValueError(
+                    f"constraints of sentence {i} include an empty phrase (or "
+                    f"one that is not a str). Received: {row!r}"
+                )
+            rows.append(self.tokenizer.encode(row) if row else [])
+        return rows
 
     def _detokenize(self, sequences):
         # A model may have more output ids than the tokenizer has pieces
@@ -734,6 +818,21 @@ class Translator:
                 [keras.ops.convert_to_numpy(s)[0] for s in per_layer]
             ).astype(np.float32)
         return result
+
+
+def _constraint_array(constraints, rows, batch):
+    """The ``(batch, phrases, phrase_length)`` PAD-padded constraints of a
+    batch's ``rows`` (sizes rounded up to a few shapes), or None when none
+    of them has a constraint (the unconstrained search)."""
+    if constraints is None or not any(constraints[i] for i in rows):
+        return None
+    count = _round_up(max(len(constraints[i]) for i in rows), 2)
+    width = _round_up(max(len(p) for i in rows for p in constraints[i]), 4)
+    array = np.full((batch, count, width), PAD_ID, np.int32)
+    for row, i in enumerate(rows):
+        for j, phrase in enumerate(constraints[i]):
+            array[row, j, : len(phrase)] = phrase
+    return array
 
 
 def _until_eos(sequence):
