@@ -268,6 +268,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         alignment_layer=-1,
         max_output_lengths=None,
         verbose=False,
+        constraints=None,
         **option_overrides,
     ):
         """Translates strings on the package's one decode path (the search of
@@ -286,6 +287,10 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
             batch_size: int. Defaults to the task's ``batch_size``.
             return_scores, return_alignments, alignment_layer,
             max_output_lengths, verbose: as in `Translator.translate`.
+            constraints: optional target phrases that every output
+                contains (lexically constrained decoding, as
+                `Translator.translate`'s): one list of str per source, or
+                one list of str for a str input.
             **option_overrides: `DecodeOptions` fields replacing those of
                 ``options``: ``beam_size=``, ``alpha=``, ``num_return=``
                 (n-best), ``sampling=True, top_k=, top_p=, temperature=,
@@ -326,6 +331,8 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
                     f"decoder_text has {len(prefixes)} prefixes for "
                     f"{len(sentences)} sources; give one per source."
                 )
+        if scalar and constraints is not None:
+            constraints = [constraints]
         if max_length is not None:
             caps = [max_length] * len(sentences)
             if max_output_lengths is not None:
@@ -341,6 +348,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
             target_prefix=prefixes,
             max_output_lengths=max_output_lengths,
             verbose=verbose,
+            constraints=constraints,
         )
         if not scalar:
             return result

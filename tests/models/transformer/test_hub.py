@@ -401,6 +401,12 @@ def test_generate_takes_the_decode_options(numbers):
         {"encoder_text": sentences[:2], "decoder_text": ["vier", ""]}, beam_size=1
     )
     assert prefixed[0].startswith("vier") and prefixed[1] == greedy[1]
+    # constraints: target phrases every output contains.
+    constrained = lm.generate(sentences[:2], constraints=[["sieben"], []], beam_size=2)
+    assert "sieben" in constrained[0]
+    assert "acht" in lm.generate(sentences[0], constraints=["acht"], beam_size=2)
+    with pytest.raises(ValueError, match="constraints"):
+        lm.generate(sentences[:2], constraints=[["sieben"]])
     texts, scores = lm.generate(sentences[:2], num_return=3, return_scores=True)
     assert [len(t) for t in texts] == [3, 3] and all(list(s) == sorted(s, reverse=True) for s in scores)
     # Bad options are refused with their name, before any compilation.
