@@ -644,7 +644,8 @@ class Translator:
                 under the model's tokenizer (as if it stood alone in a
                 sentence). Beam or greedy search only. A sentence whose
                 constraints cannot all be placed within its output limit
-                gets empty outputs (score ``-inf``).
+                gets no finished output: score ``-inf`` (its text is not a
+                translation).
 
         Returns:
             A list of str (or of lists of str with ``num_return > 1``); with
