@@ -268,7 +268,7 @@ def test_saved_model_cli_lists_every_signature_of_an_int8_export(model_dir, tmp_
     assert result.returncode == 0, result.stderr[-2000:]
     out = result.stdout
     for signature in ("serving_default", "translate_token_ids", "translate_nbest", "score",
-                      "translate_prefix", "translate_sample"):
+                      "translate_prefix", "translate_constrained", "translate_sample"):
         assert f"signature_def['{signature}']" in out
     block = out.split("signature_def['serving_default']")[1]
     assert "dtype: DT_STRING" in block.split("output(s)")[0]
