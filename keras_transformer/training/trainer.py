@@ -436,6 +436,8 @@ def _start_run(config, overwrite):
     data = "the embedded default task (English -> German number words)"
     if not config.uses_default_task:
         data = f"{config.train_src} -> {config.train_tgt}"
+        if config.train_corpus is not None:
+            data = f"the prepared corpus {config.train_corpus}"
     log(f"Training on {data} with the {backend} backend -> {config.output_dir}", verbose)
     if resolve_retain_host_memory(config.retain_host_memory, backend):
         _, how = retain_freed_memory()
