@@ -133,6 +133,7 @@ def _tree_rss_kib(pid):
 def measure(command, log_path, env=None):
     """Runs ``command``; ``{"seconds", "max_rss_mib", "peak_tree_rss_mib",
     "returncode", "log"}``."""
+    load = os.getloadavg()
     with open(log_path, "w", encoding="utf-8") as log:
         start = time.monotonic()
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -158,6 +159,7 @@ def measure(command, log_path, env=None):
         "max_rss_mib": round(usage.ru_maxrss / 1024, 1),
         "peak_tree_rss_mib": round(peak[0] / 1024, 1),
         "returncode": process.returncode,
+        "load_average_at_start": load,
         "command": " ".join(command),
         "log_tail": tail,
     }
@@ -246,6 +248,9 @@ def run(num_pairs, args):
         result["pipeline"] = json.loads(out.stdout.strip().splitlines()[-1])
     os.makedirs(RESULTS, exist_ok=True)
     path = os.path.join(RESULTS, f"data_scale_{num_pairs}.json")
+    if os.path.exists(path):  # The steps not run keep their earlier results.
+        with open(path, encoding="utf-8") as f:
+            result = dict(json.load(f), **{k: v for k, v in result.items() if k in STEPS})
     with open(path, "w", encoding="utf-8") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
