@@ -272,3 +272,23 @@ def check_option_names(names):
         raise TypeError(
             f"Unknown dataset option(s) {unknown}. Valid options: {sorted(known)}"
         )
+
+
+def dataset_options(options, kwargs):
+    """The `DatasetOptions` of ``(options, **kwargs)`` as `make_dataset` and
+    `make_dataset_from_corpus` take them: ``kwargs`` alone make the options;
+    with ``options`` they override its fields.
+
+    Raises:
+        TypeError: ``options`` is not a `DatasetOptions`, or a keyword is not
+            one of its fields.
+    """
+    if options is None:
+        check_option_names(kwargs)
+        return DatasetOptions(**kwargs)
+    if not isinstance(options, DatasetOptions):
+        raise TypeError(
+            "options must be a DatasetOptions (pass the other settings by "
+            f"keyword). Received: options={options!r}"
+        )
+    return options.replace(**kwargs) if kwargs else options

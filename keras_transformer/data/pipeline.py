@@ -53,6 +53,7 @@ from keras_transformer.data.options import (  # noqa: F401 - re-exported
     BUCKETINGS,
     DatasetOptions,
     check_option_names,
+    dataset_options,
     default_bucket_lengths,
 )
 from keras_transformer.data.packing import packed_rows
@@ -212,7 +213,7 @@ def make_dataset(src_sentences, tgt_sentences, tokenizer, options=None, **kwargs
     model.fit(dataset, epochs=10)
     ```
     """
-    options = _dataset_options(options, kwargs)
+    options = dataset_options(options, kwargs)
     src_sentences = list(src_sentences)
     tgt_sentences = list(tgt_sentences)
     if len(src_sentences) != len(tgt_sentences):
@@ -257,24 +258,11 @@ def make_dataset_from_files(src_path, tgt_path, tokenizer, options=None, **kwarg
     ```
     """
     # Checked before the files are read, so a bad setting fails fast.
-    options = _dataset_options(options, kwargs)
+    options = dataset_options(options, kwargs)
     src, tgt, stats = read_parallel(src_path, tgt_path)
     dataset, report = make_dataset(src, tgt, tokenizer, options)
     report = dataclasses.replace(report, num_skipped_empty=stats.num_skipped_empty)
     return dataset, report
-
-
-def _dataset_options(options, kwargs):
-    """The `DatasetOptions` of ``make_dataset(..., options, **kwargs)``."""
-    if options is None:
-        check_option_names(kwargs)
-        return DatasetOptions(**kwargs)
-    if not isinstance(options, DatasetOptions):
-        raise TypeError(
-            "options must be a DatasetOptions (pass the other settings by "
-            f"keyword). Received: options={options!r}"
-        )
-    return options.replace(**kwargs) if kwargs else options
 
 
 def _encode_pairs(src_ids, tgt_ids, options):

@@ -66,7 +66,7 @@ from keras_transformer.data.bucketing import (
     bucket_counts,
     bucket_shapes,
 )
-from keras_transformer.data.options import DatasetOptions, check_option_names
+from keras_transformer.data.options import DatasetOptions, dataset_options
 from keras_transformer.data.packing import PairPacker, scatter_pairs
 from keras_transformer.data.pipeline import DatasetReport
 from keras_transformer.data.shards import PreparedCorpus
@@ -133,7 +133,7 @@ def make_dataset_from_corpus(
     print(report.summary())
     ```
     """
-    options = _dataset_options(options, kwargs)
+    options = dataset_options(options, kwargs)
     stream = CorpusStream(
         corpus,
         options,
@@ -153,20 +153,6 @@ def make_dataset_from_corpus(
         generate, output_signature=stream.element_signature()
     )
     return dataset.prefetch(tf.data.AUTOTUNE), stream.report()
-
-
-def _dataset_options(options, kwargs):
-    """The `DatasetOptions` of ``(options, **kwargs)``, as `make_dataset`
-    takes them."""
-    if options is None:
-        check_option_names(kwargs)
-        return DatasetOptions(**kwargs)
-    if not isinstance(options, DatasetOptions):
-        raise TypeError(
-            "options must be a DatasetOptions (pass the other settings by "
-            f"keyword). Received: options={options!r}"
-        )
-    return options.replace(**kwargs) if kwargs else options
 
 
 class CorpusStream:
