@@ -155,7 +155,8 @@ def generate(
         "prefix_lengths": prefix_lengths,
         **decoder.growing,
     }
-    if request.constrained:
+    # Constrained decoding is a beam search (greedy: a beam of one).
+    if request.constrained or kind == "beam":
         return beam_search(
             decoder.tokens_to_logits,
             decoder.cache,
@@ -164,18 +165,7 @@ def generate(
             num_return=request.num_return,
             reorder_cache=decoder.reorder,
             tile_cache=decoder.tile,
-            constraint_ids=constraint_ids,
-            **arguments,
-        )
-    if kind == "beam":
-        return beam_search(
-            decoder.tokens_to_logits,
-            decoder.cache,
-            max_length,
-            beam_size=request.beam_size,
-            num_return=request.num_return,
-            reorder_cache=decoder.reorder,
-            tile_cache=decoder.tile,
+            constraint_ids=constraint_ids if request.constrained else None,
             **arguments,
         )
     sequences, scores = greedy_search(
