@@ -73,7 +73,6 @@ class UpdateBackup(keras.callbacks.BackupAndRestore):
             double_checkpoint=True,
             delete_checkpoint=delete_on_end,
         )
-        self.every_batches = every_batches
         self._current_epoch = start_epoch
         self._start_batch_in_epoch = start_batch_in_epoch
         self._batch_in_epoch = start_batch_in_epoch
@@ -99,14 +98,11 @@ class UpdateBackup(keras.callbacks.BackupAndRestore):
         self._batch_in_epoch = 0
         self._start_batch_in_epoch = 0
         self._current_epoch = epoch + 1
-        # Keras' saves after each epoch when save_freq is "epoch"; with a
-        # batch frequency, the end of an epoch is saved here.
-        if self.save_freq == "epoch":
-            self._save_model()
-        else:
-            self._batches_seen_since_last_saving = 0
-            self._last_batch_seen = -1
-            self._save_model()
+        # Every epoch end is saved, whatever the batch frequency (Keras'
+        # saves it only with save_freq="epoch"); the batch count restarts.
+        self._batches_seen_since_last_saving = 0
+        self._last_batch_seen = -1
+        self._save_model()
 
     def on_train_batch_end(self, batch, logs=None):
         self._batch_in_epoch = self._start_batch_in_epoch + batch + 1
