@@ -147,54 +147,17 @@ def device_name(backend):
     return "cpu"
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", required=True, help="folder with Multi30k *.gz")
-    p.add_argument("--preset", default="small")
-    p.add_argument("--minutes", type=float, default=4.0, help="training budget")
-    p.add_argument("--tokens-per-batch", type=int, default=8192)
-    p.add_argument("--max-length", type=int, default=64)
-    p.add_argument("--vocabulary-size", type=int, default=8000)
-    p.add_argument("--dtype-policy", default="mixed_bfloat16")
-    p.add_argument("--warmup-steps", type=int, default=1000)
-    p.add_argument("--learning-rate-scale", type=float, default=1.0)
-    p.add_argument("--label-smoothing", type=float, default=0.1)
-    p.add_argument("--steps-per-snapshot", type=int, default=200)
-    p.add_argument("--average-last-n", type=int, default=3)
-    p.add_argument("--beam-size", type=int, default=4)
-    p.add_argument("--alpha", type=float, default=0.6)
-    p.add_argument("--eval-batch-size", type=int, default=64)
-    p.add_argument("--test-sentences", type=int, default=None,
-                   help="translate only the first N test sentences (smoke runs)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--output", help="result JSON path")
-    p.add_argument("--hypotheses", help="where to write the test translations")
-    args = p.parse_args(argv)
-
+def train_model(args, seed, src_ids, tgt_ids, vocabulary_size):
+    """One training of ``--minutes`` with ``seed``; returns (model, stats)."""
     import keras
     import numpy as np
-    import sacrebleu
 
     import keras_transformer as kt
 
-    backend = keras.config.backend()
-    keras.utils.set_random_seed(args.seed)
-    rng = np.random.default_rng(args.seed)
-    t_start = time.perf_counter()
-
-    data = {name: read_lines(os.path.join(args.data, name + ".gz")) for name in (
-        "train.en", "train.de", "test_2016_flickr.en", "test_2016_flickr.de")}
-    tokenizer = train_tokenizer(
-        itertools.chain(data["train.en"], data["train.de"]),
-        args.vocabulary_size, args.seed)
-    src_ids = tokenizer.encode(data["train.en"])
-    tgt_ids = tokenizer.encode(data["train.de"])
-    print(f"tokenizer: {tokenizer.vocabulary_size} pieces, "
-          f"{time.perf_counter() - t_start:.1f} s", flush=True)
-
+    keras.utils.set_random_seed(seed)
+    rng = np.random.default_rng(seed)
     model = kt.Transformer.from_preset(
-        args.preset, vocabulary_size=tokenizer.vocabulary_size,
-        dtype=args.dtype_policy)
+        args.preset, vocabulary_size=vocabulary_size, dtype=args.dtype_policy)
     model.compile(
         optimizer=kt.transformer_optimizer(
             model.d_model, warmup_steps=args.warmup_steps,
@@ -229,7 +192,8 @@ def main(argv=None):
         def on_epoch_end(self, epoch, logs=None):
             snapshots.append([w.copy() for w in self.model.get_weights()])
             del snapshots[:-args.average_last_n]
-            history.append({"step": (epoch + 1) * args.steps_per_snapshot,
+            history.append({"seed": seed,
+                            "step": (epoch + 1) * args.steps_per_snapshot,
                             "seconds": time.perf_counter() - self.start,
                             **{k: float(v) for k, v in (logs or {}).items()}})
             print(json.dumps(history[-1]), flush=True)
@@ -241,17 +205,98 @@ def main(argv=None):
     steps = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
     if len(snapshots) > 1:
         model.set_weights([np.mean(ws, axis=0) for ws in zip(*snapshots)])
+    return model, {
+        "seed": seed,
+        "optimizer_steps": steps,
+        "fit_seconds": fit_seconds,
+        "target_tokens_per_second_incl_compile": tokens_seen[0] / fit_seconds,
+        "padding_fraction": float(np.mean(padding)) if padding else None,
+        "averaged_snapshots": len(snapshots),
+        "history": history,
+    }
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", required=True, help="folder with Multi30k *.gz")
+    p.add_argument("--preset", default="small")
+    p.add_argument("--minutes", type=float, default=4.0,
+                   help="training budget of each model")
+    p.add_argument("--tokens-per-batch", type=int, default=8192)
+    p.add_argument("--max-length", type=int, default=64)
+    p.add_argument("--vocabulary-size", type=int, default=8000)
+    p.add_argument("--dtype-policy", default="mixed_bfloat16")
+    p.add_argument("--warmup-steps", type=int, default=1000)
+    p.add_argument("--learning-rate-scale", type=float, default=1.0)
+    p.add_argument("--label-smoothing", type=float, default=0.1)
+    p.add_argument("--steps-per-snapshot", type=int, default=200)
+    p.add_argument("--average-last-n", type=int, default=3)
+    p.add_argument("--beam-size", type=int, default=4)
+    p.add_argument("--alpha", type=float, default=0.6)
+    p.add_argument("--eval-batch-size", type=int, default=64)
+    p.add_argument("--test-sentences", type=int, default=None,
+                   help="translate only the first N test sentences (smoke runs)")
+    p.add_argument("--seed", type=int, nargs="+", default=[0],
+                   help="one training per seed; with two or more, the models "
+                        "are also decoded as one ensemble (equal weights)")
+    p.add_argument("--output", help="result JSON path")
+    p.add_argument("--hypotheses", help="where to write the test translations "
+                                        "(of the ensemble when there are several seeds)")
+    args = p.parse_args(argv)
+
+    import keras
+    import sacrebleu
+
+    from keras_transformer.decoding.ensemble import Ensemble
+    # Imported from its module: the package exports Translator only where
+    # TensorFlow is installed, and this script runs where it is not.
+    from keras_transformer.models.transformer.translator import Translator
+
+    backend = keras.config.backend()
+    t_start = time.perf_counter()
+
+    data = {name: read_lines(os.path.join(args.data, name + ".gz")) for name in (
+        "train.en", "train.de", "test_2016_flickr.en", "test_2016_flickr.de")}
+    tokenizer = train_tokenizer(
+        itertools.chain(data["train.en"], data["train.de"]),
+        args.vocabulary_size, args.seed[0])
+    src_ids = tokenizer.encode(data["train.en"])
+    tgt_ids = tokenizer.encode(data["train.de"])
+    print(f"tokenizer: {tokenizer.vocabulary_size} pieces, "
+          f"{time.perf_counter() - t_start:.1f} s", flush=True)
 
     test_src = data["test_2016_flickr.en"][:args.test_sentences]
     test_ref = data["test_2016_flickr.de"][:args.test_sentences]
-    translator = kt.Translator(model, tokenizer, batch_size=args.eval_batch_size)
-    t_dec = time.perf_counter()
-    hyps = translator.translate(test_src,
-                                beam_size=args.beam_size, alpha=args.alpha,
-                                verbose=False)
-    decode_seconds = time.perf_counter() - t_dec
-    metric = sacrebleu.BLEU()
-    bleu = metric.corpus_score(hyps, [test_ref])
+
+    def evaluate(model):
+        translator = Translator(model, tokenizer, batch_size=args.eval_batch_size)
+        t_dec = time.perf_counter()
+        hyps = translator.translate(test_src, beam_size=args.beam_size,
+                                    alpha=args.alpha, verbose=False)
+        decode_seconds = time.perf_counter() - t_dec
+        metric = sacrebleu.BLEU()
+        bleu = metric.corpus_score(hyps, [test_ref])
+        return hyps, {"test_2016_flickr_sacrebleu": round(bleu.score, 2),
+                      "sacrebleu_signature": str(metric.get_signature()),
+                      "decode_seconds": decode_seconds}
+
+    models, runs = [], []
+    for seed in args.seed:
+        model, stats = train_model(args, seed, src_ids, tgt_ids,
+                                   tokenizer.vocabulary_size)
+        hyps, scores = evaluate(model)
+        stats.update(scores)
+        print(json.dumps({k: v for k, v in stats.items() if k != "history"}),
+              flush=True)
+        models.append(model)
+        runs.append(stats)
+    ensemble = None
+    if len(models) > 1:
+        hyps, ensemble = evaluate(Ensemble(models))
+        ensemble["seeds"] = args.seed
+        print(json.dumps({"ensemble": ensemble}), flush=True)
+
+    first = {k: v for k, v in runs[0].items() if k not in ("seed", "history")}
     result = {
         "what": "Multi30k EN->DE, short GPU training (benchmarks/multi30k_gpu.py)",
         "command": "KERAS_BACKEND=%s python benchmarks/multi30k_gpu.py %s" % (
@@ -259,21 +304,17 @@ def main(argv=None):
         "backend": backend,
         "device": device_name(backend),
         "settings": vars(args),
-        "parameters": int(model.count_params()),
-        "optimizer_steps": steps,
-        "fit_seconds": fit_seconds,
-        "target_tokens_per_second_incl_compile": tokens_seen[0] / fit_seconds,
-        "padding_fraction": float(np.mean(padding)) if padding else None,
-        "averaged_snapshots": len(snapshots),
-        "test_2016_flickr_sacrebleu": round(bleu.score, 2),
-        "sacrebleu_signature": str(metric.get_signature()),
+        "parameters": int(models[0].count_params()),
+        # The first seed's figures at the top level, every seed's in "runs".
+        **first,
         "test_sentences": len(test_src),
-        "decode_seconds": decode_seconds,
-        "history": history,
+        "runs": runs,
+        "ensemble": ensemble,
+        "history": [h for run in runs for h in run["history"]],
         "total_seconds": time.perf_counter() - t_start,
     }
-    print(json.dumps({k: v for k, v in result.items() if k != "history"},
-                     indent=1))
+    print(json.dumps({k: v for k, v in result.items()
+                      if k not in ("history", "runs")}, indent=1))
     if args.output:
         os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
         with open(args.output, "w") as f:
