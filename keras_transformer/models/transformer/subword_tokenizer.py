@@ -27,7 +27,10 @@ from keras_transformer.special_tokens import (
     RESERVED_PIECES,
     UNK_ID,
     UNK_PIECE,
+    check_languages,
     check_reserved_pieces,
+    language_tag_ids,
+    language_tag_piece,
 )
 from keras_transformer.utils.private_apis import (
     make_tf_sentencepiece_tokenizer,
@@ -115,6 +118,7 @@ class SubwordTokenizer(object if tf is None else tf.Module):
         seed=0,
         num_threads=None,
         verbose=False,
+        languages=(),
     ):
         """Train a SentencePiece model in memory.
 
@@ -139,6 +143,9 @@ class SubwordTokenizer(object if tf is None else tf.Module):
             num_threads: int. Training threads. Defaults to the CPU count.
             verbose: bool. Show SentencePiece's training log. Defaults to
                 ``False``.
+            languages: list of str. The target languages of a multilingual
+                model: each gets a reserved tag piece (``"<2de>"``, ids 4, 5,
+                ... in this order; see `languages`). Defaults to none.
 
         Returns:
             A `SubwordTokenizer`.
@@ -158,6 +165,7 @@ class SubwordTokenizer(object if tf is None else tf.Module):
             normalization_rule_name=normalization_rule_name,
             num_threads=num_threads,
             verbose=verbose,
+            languages=check_languages(languages),
         )
         if seed is not None:
             spm.set_random_generator_seed(seed)
@@ -232,6 +240,14 @@ class SubwordTokenizer(object if tf is None else tf.Module):
     def vocabulary_size(self):
         """Number of pieces, reserved ids included."""
         return self._processor.get_piece_size()
+
+    @property
+    def languages(self):
+        """``{language: tag id}`` of a multilingual vocabulary's language
+        tags; empty for one target language."""
+        if not hasattr(self, "_languages"):
+            self._languages = language_tag_ids(self._proto)
+        return dict(self._languages)
 
     def id_to_piece(self, ids):
         """The pieces (str) of a list of ids, for display."""
@@ -324,6 +340,7 @@ def sentencepiece_trainer_arguments(
     normalization_rule_name="nmt_nfkc",
     num_threads=None,
     verbose=False,
+    languages=(),
 ):
     """The keyword arguments of ``sentencepiece.SentencePieceTrainer.train``
     for a vocabulary of this package (BPE, reserved ids 0-3).
@@ -333,6 +350,9 @@ def sentencepiece_trainer_arguments(
     same vocabulary. The arguments are those of `SubwordTokenizer.train`;
     the value is plain JSON (it crosses to a child process). The seed is not
     a trainer argument: set it with ``sentencepiece.set_random_generator_seed``.
+    ``languages``: the target languages of a multilingual model; each gets a
+    reserved tag piece (`keras_transformer.special_tokens.language_tag_piece`),
+    a control symbol with an id right after the reserved ids 0-3.
 
     Raises:
         ValueError: ``vocabulary_size`` is not an int above the 4 reserved
@@ -365,6 +385,11 @@ def sentencepiece_trainer_arguments(
         "eos_piece": EOS_PIECE,
         "num_threads": num_threads or os.cpu_count() or 1,
         "minloglevel": 0 if verbose else 2,
+        **(
+            {"control_symbols": [language_tag_piece(lang) for lang in languages]}
+            if languages
+            else {}
+        ),
     }
 
 

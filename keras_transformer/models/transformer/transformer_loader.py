@@ -66,6 +66,17 @@ class TrainedModelFiles:
         """The `SubwordTokenizer` of ``vocabulary_path``."""
         return SubwordTokenizer.load(self.vocabulary_path)
 
+    def language_tag(self):
+        """Where the model finds its language tag (``"source"`` or
+        ``"target"``): a run's ``config.json`` ``language_tag``; ``"source"``
+        for a preset or a run of one target language."""
+        if self.kind != "run":
+            return "source"
+        path = os.path.join(self.directory, CONFIG_FILENAME)
+        if not os.path.isfile(path):
+            return "source"
+        return read_json(path, "run config").get("language_tag") or "source"
+
     def decoding_defaults(self):
         """The decoding settings saved with the model: a run's ``config.json``
         (``beam_size``, ``alpha``, ``max_extra_length``, and ``max_length``)

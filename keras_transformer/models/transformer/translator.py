@@ -22,7 +22,15 @@ from keras_transformer.models.transformer.transformer_loader import (
     find_trained_models,
     load_models,
 )
-from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from keras_transformer.special_tokens import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    UNK_ID,
+    check_language_tag_position,
+    language_tag_ids,
+    target_language_ids,
+)
 
 try:
     import tensorflow as tf
@@ -119,6 +127,7 @@ class Translator:
         length_bucket=16,
         jit_compile="auto",
         quantize=None,
+        language_tag="source",
     ):
         for name, value in (
             ("max_source_length", max_source_length),
@@ -146,6 +155,11 @@ class Translator:
         self.quantize = quantize
         self.model = model
         self.tokenizer = tokenizer
+        self.language_tag = check_language_tag_position(language_tag)
+        # ``{language: tag id}`` of a multilingual vocabulary (empty for one
+        # target language).
+        proto = getattr(tokenizer, "proto", None)
+        self.languages = language_tag_ids(proto) if proto is not None else {}
         self.batch_size = batch_size
         self.length_bucket = length_bucket
         # Learned positions stop at model.max_length (sinusoidal never do).
@@ -205,6 +219,7 @@ class Translator:
 
         found = find_trained_models(directory)
         model = load_models(found, weights)
+        kwargs.setdefault("language_tag", found[0].language_tag())
         return cls(model, found[0].load_tokenizer(), **kwargs)
 
     # --- options ---
@@ -264,6 +279,21 @@ class Translator:
             )
         return token_ids, [min(len(ids), keep) for ids in token_ids]
 
+    def _tag(self, target_language, source_ids, target_ids):
+        """``(source_ids, target_ids)`` with the language tag of each
+        sentence added where the model was trained to find it: before the
+        source (``language_tag="source"``) or at the start of the target
+        (``"target"``; ``target_ids`` None stands for empty prefixes).
+        Unchanged when ``target_language`` is None."""
+        if target_language is None:
+            return source_ids, target_ids
+        tags = target_language_ids(target_language, self.languages, len(source_ids))
+        if self.language_tag == "source":
+            return [[tag] + list(ids) for tag, ids in zip(tags, source_ids)], target_ids
+        if target_ids is None:
+            target_ids = [[] for _ in source_ids]
+        return source_ids, [[tag] + list(ids) for tag, ids in zip(tags, target_ids)]
+
     def generate(
         self,
         token_ids,
@@ -273,6 +303,7 @@ class Translator:
         target_prefix_ids=None,
         progress_bar=None,
         constraint_ids=None,
+        target_language=None,
         **option_overrides,
     ):
         """Translates token ids (without EOS); the level below `translate`.
@@ -290,6 +321,8 @@ class Translator:
                 phrases, each a non-empty list of int (no EOS): every
                 returned output contains each phrase, its tokens contiguous
                 (see `translate`'s ``constraints``).
+            target_language: see `translate`. With ``language_tag="target"``
+                each returned sequence starts with its language tag id.
 
         Returns:
             ``(hypotheses, scores)``: for each input a list of ``num_return``
@@ -301,6 +334,9 @@ class Translator:
                 ``constraint_ids`` (see `translate`).
         """
         options = self.decode_options(options, **option_overrides)
+        token_ids, target_prefix_ids = self._tag(
+            target_language, list(token_ids), target_prefix_ids
+        )
         batch_size = batch_size or self.batch_size
         token_ids, lengths = self._check_sources(token_ids, options.max_source_length)
         limits = [n + options.max_extra_length for n in lengths]
@@ -531,13 +567,16 @@ class Translator:
                 results[i] = values[row, : len(target_ids[i])]
         return results
 
-    def score_token_ids(self, source_ids, target_ids, return_token_scores=False):
+    def score_token_ids(
+        self, source_ids, target_ids, return_token_scores=False, target_language=None
+    ):
         """`score` on token ids (no EOS; EOS is appended to both)."""
         if len(source_ids) != len(target_ids):
             raise ValueError(
                 "score needs one target per source. Received: "
                 f"{len(source_ids)} sources and {len(target_ids)} targets"
             )
+        source_ids, target_ids = self._tag(target_language, list(source_ids), target_ids)
         source_ids, _ = self._check_sources(source_ids, self.max_source_length)
         target_ids = [[int(t) for t in ids] + [EOS_ID] for ids in target_ids]
         validate_token_ids(
@@ -560,7 +599,7 @@ class Translator:
             return totals, [[float(v) for v in row] for row in token_scores]
         return totals
 
-    def score(self, sources, targets, return_token_scores=False):
+    def score(self, sources, targets, return_token_scores=False, target_language=None):
         """Forced decoding: the model's log-probability of given translations.
 
         Args:
@@ -568,6 +607,9 @@ class Translator:
             targets: list of str, one per source.
             return_token_scores: bool. Also return, per pair, the
                 log-probability of each target token (EOS included).
+            target_language: the target language of a multilingual model
+                (see `translate`). With ``language_tag="target"`` the
+                forced language tag counts as the target's first token.
 
         Returns:
             A list of float: each pair's total log P(target | source), EOS
@@ -584,10 +626,12 @@ class Translator:
                 "score needs one target per source. Received: "
                 f"{len(sources)} sources and {len(targets)} targets"
             )
+        self._require_language(target_language)
         return self.score_token_ids(
             self.tokenizer.encode(sources),
             self.tokenizer.encode(targets),
             return_token_scores=return_token_scores,
+            target_language=target_language,
         )
 
     # --- text level ---
@@ -604,6 +648,7 @@ class Translator:
         max_output_lengths=None,
         verbose="auto",
         constraints=None,
+        target_language=None,
         **option_overrides,
     ):
         """Translates a list of strings.
@@ -646,6 +691,14 @@ class Translator:
                 constraints cannot all be placed within its output limit
                 gets no finished output: score ``-inf`` (its text is not a
                 translation).
+            target_language: for a model trained with several target
+                languages (`languages`): the language to translate into, a
+                code such as ``"fr"``, or a list of one code per sentence.
+                Its tag goes where the model was trained to find it
+                (``language_tag``: first source token, or forced first
+                output token, which counts in the score and is not printed).
+                Raises a ValueError before any decoding for a code the model
+                does not know, or when the model has one target language.
 
         Returns:
             A list of str (or of lists of str with ``num_return > 1``); with
@@ -683,7 +736,9 @@ class Translator:
         if verbose == "auto":
             verbose = len(sentences) > 4 * batch_size
         progress_bar = keras.utils.Progbar(len(sentences)) if verbose else None
+        self._require_language(target_language)
         source_ids = self.tokenizer.encode(sentences) if sentences else []
+        source_ids, prefix_ids = self._tag(target_language, source_ids, prefix_ids)
         hypotheses, scores = self.generate(
             source_ids,
             options,
@@ -706,7 +761,7 @@ class Translator:
                 layer=alignment_layer,
             )
             aligned = [
-                [[int(v) for v in flat[i * k + j]] for j in range(k)]
+                [self._untagged_alignment(flat[i * k + j], target_language) for j in range(k)]
                 for i in range(len(hypotheses))
             ]
         if options.num_return == 1:
@@ -722,6 +777,28 @@ class Translator:
         if return_alignments:
             result.append(aligned)
         return tuple(result)
+
+    def _require_language(self, target_language):
+        """A ValueError when a multilingual model is given no
+        ``target_language`` (text-level calls: the token-level ones take ids
+        that may carry their tag already)."""
+        if target_language is None and self.languages:
+            raise ValueError(
+                "target_language is required: the model translates into "
+                f"{', '.join(map(repr, sorted(self.languages)))}."
+            )
+
+    def _untagged_alignment(self, alignment, target_language):
+        """An alignment (source index per output token) of the sentence as
+        given, without the language tag: with a source tag the indices
+        shift down by one (a token aligned to the tag reads 0); with a
+        target tag its entry is dropped."""
+        alignment = [int(v) for v in alignment]
+        if target_language is None:
+            return alignment
+        if self.language_tag == "source":
+            return [max(v - 1, 0) for v in alignment]
+        return alignment[1:]
 
     def _tokenize_constraints(self, constraints, count):
         """``constraints`` (lists of str) as lists of token-id lists."""
