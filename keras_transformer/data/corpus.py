@@ -52,7 +52,13 @@ from keras_transformer.models.transformer.subword_tokenizer import (
     sentencepiece_trainer_arguments,
     training_error,
 )
-from keras_transformer.special_tokens import RESERVED_PIECES, check_reserved_pieces
+from keras_transformer.special_tokens import (
+    RESERVED_PIECES,
+    check_language,
+    check_language_tag_position,
+    check_reserved_pieces,
+    language_tag_ids,
+)
 from keras_transformer.utils.console import log
 from keras_transformer.utils.file_io import atomic_write_bytes
 from keras_transformer.utils.run_files import VOCABULARY_FILENAME
@@ -121,6 +127,8 @@ def prepare_corpus(
     seed=0,
     num_threads=None,
     input_sentence_size=2_000_000,
+    languages=None,
+    language_tag="source",
     verbose=1,
 ):
     """Tokenizes a parallel corpus into a prepared corpus (`PreparedCorpus`).
@@ -157,6 +165,18 @@ def prepare_corpus(
             else a sample of both sides drawn with ``seed`` (the same for the
             same files and seed). ``0``: every sentence. Defaults to
             ``2_000_000``.
+        languages: list of str or None. For one model of several target
+            languages: the target language of each pair of files (after
+            glob expansion, in order). The vocabulary then reserves a tag
+            piece per language (`keras_transformer.special_tokens`), every
+            pair carries its language's tag id (first source token, or
+            first target token: ``language_tag``), and each shard holds
+            one language (shards end with each pair of files), so that the
+            stream can sample the languages (``sampling_temperature``).
+            Defaults to None (one target language, no tags).
+        language_tag: ``"source"`` or ``"target"``: where the tag goes
+            (see `keras_transformer.special_tokens`). Defaults to
+            ``"source"``.
         verbose: int. ``0``: silent; ``1``: progress after each shard;
             ``2``: also SentencePiece's training log. Defaults to ``1``.
 
@@ -216,6 +236,34 @@ def prepare_corpus(
         settings = {"vocabulary": None, "vocabulary_size": vocabulary_size}
     settings.update(seed=seed, input_sentence_size=input_sentence_size)
     files = ParallelFiles(source, target)
+    if languages is not None:
+        languages = [check_language(lang, "languages") for lang in languages]
+        if len(languages) != len(files.source_paths):
+            raise ValueError(
+                f"languages needs one target language per pair of files: "
+                f"{len(languages)} for {len(files.source_paths)} pair(s) "
+                f"({', '.join(files.target_paths)})."
+            )
+        settings.update(
+            languages=languages,
+            language_tag=check_language_tag_position(language_tag),
+        )
+        if proto is None:
+            trainer_arguments = sentencepiece_trainer_arguments(
+                vocabulary_size,
+                input_sentence_size=input_sentence_size,
+                num_threads=num_threads,
+                verbose=verbose >= 2,
+                languages=list(dict.fromkeys(languages)),
+            )
+        else:
+            missing = sorted(set(languages) - set(language_tag_ids(proto)))
+            if missing:
+                raise ValueError(
+                    f"The vocabulary {vocabulary!r} has no language tag for "
+                    f"{', '.join(missing)}: it was not made for these target "
+                    "languages."
+                )
     inputs = files.inputs()
     log(
         f"Corpus: {files.num_lines} lines in {len(inputs['source'])} pair(s) of files.",
@@ -244,8 +292,12 @@ def prepare_corpus(
         os.makedirs(output_dir, exist_ok=True)
         atomic_write_bytes(vocabulary_path, proto)
         manifest = new_manifest(proto, shard_size, inputs, settings)
+        if languages is not None:
+            tags = language_tag_ids(proto)
+            manifest["languages"] = {lang: tags[lang] for lang in dict.fromkeys(languages)}
+            manifest["language_tag"] = language_tag
         write_manifest(output_dir, manifest)
-    _encode_shards(files, proto, output_dir, manifest, num_threads, verbose)
+    _encode_shards(files, proto, output_dir, manifest, num_threads, verbose, languages)
     manifest["complete"] = True
     write_manifest(output_dir, manifest)
     return PreparedCorpus.open(output_dir, verify=False)
@@ -307,6 +359,9 @@ def _existing_manifest(output_dir, inputs, shard_size, settings, proto):
             f"shard_size {manifest.get('shard_size')} instead of {shard_size}"
         )
     previous = manifest.get("settings") or {}
+    for key in ("languages", "language_tag"):
+        if previous.get(key) != settings.get(key):
+            differences.append(f"{key}={previous.get(key)!r} instead of {settings.get(key)!r}")
     if proto is not None:
         digest = hashlib.sha256(proto).hexdigest()
         if digest != manifest["vocabulary"]["sha256"]:
@@ -441,6 +496,20 @@ def _vocabulary_text(files, limit, seed):
                 yield text
 
 
+def _shard_ends(files, shard_size, by_file):
+    """The input line numbers (from 1) after which a shard ends: every
+    ``shard_size`` lines and at the end; ``by_file``: every ``shard_size``
+    lines of each pair of files and at its end."""
+    if not by_file:
+        return set(range(shard_size, files.num_lines, shard_size)) | {files.num_lines}
+    ends, first = set(), 0
+    for count in files.line_counts:
+        ends.update(range(first + shard_size, first + count, shard_size))
+        ends.add(first + count)
+        first += count
+    return ends
+
+
 def _to_numpy(ids, dtype):
     """``(flat ids, lengths)`` of a list of id lists."""
     lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
@@ -450,31 +519,40 @@ def _to_numpy(ids, dtype):
     return flat, lengths
 
 
-def _encode_shards(files, proto, output_dir, manifest, num_threads, verbose):
+def _encode_shards(files, proto, output_dir, manifest, num_threads, verbose, languages=None):
     """Encodes the lines after the shards of ``manifest`` into new shards,
-    updating ``manifest`` (and its file) after each."""
+    updating ``manifest`` (and its file) after each. With ``languages`` (one
+    per pair of files), every pair gets its language's tag id and a shard
+    ends with each pair of files."""
     processor = spm.SentencePieceProcessor(model_proto=proto)
     dtype = ids_dtype(processor.get_piece_size())
     shard_size = manifest["shard_size"]
-    start_line = len(manifest["shards"]) * shard_size
+    ends = _shard_ends(files, shard_size, by_file=languages is not None)
+    start_line = manifest["num_lines"]
+    file_starts = np.cumsum([0] + files.line_counts)
     start, done_at_start = time.perf_counter(), manifest["num_pairs"]
     parts, histogram, num_lines = [], np.zeros((0, 3), np.int64), 0
-    blocks = files.blocks(min(CHUNK_LINES, shard_size), start_line, boundary=shard_size)
+    blocks = files.blocks(min(CHUNK_LINES, shard_size), start_line, ends=ends)
     for sources, targets, block_lines in blocks:
         if sources:
-            source = _to_numpy(
-                processor.encode(sources, num_threads=num_threads), dtype
-            )
-            target = _to_numpy(
-                processor.encode(targets, num_threads=num_threads), dtype
-            )
+            source_ids = processor.encode(sources, num_threads=num_threads)
+            target_ids = processor.encode(targets, num_threads=num_threads)
+            if languages is not None:
+                pair = int(np.searchsorted(file_starts, start_line + num_lines, "right")) - 1
+                tag = manifest["languages"][languages[pair]]
+                if manifest["language_tag"] == "source":
+                    source_ids = [[tag] + ids for ids in source_ids]
+                else:
+                    target_ids = [[tag] + ids for ids in target_ids]
+            source = _to_numpy(source_ids, dtype)
+            target = _to_numpy(target_ids, dtype)
             parts.append((source, target))
             histogram = merge_histograms(
                 histogram, length_histogram(source[1], target[1])
             )
         num_lines += block_lines
         line = start_line + num_lines
-        if line % shard_size and line != files.num_lines:
+        if line not in ends:
             continue
         index = len(manifest["shards"])
         arrays = [
@@ -483,6 +561,9 @@ def _encode_shards(files, proto, output_dir, manifest, num_threads, verbose):
             for kind, empty in ((0, dtype), (1, np.int64))
         ]
         entry = write_shard(output_dir, shard_name(index), *arrays, dtype)
+        if languages is not None:
+            pair = int(np.searchsorted(file_starts, start_line, "right")) - 1
+            entry["language"] = languages[pair]
         add_shard(manifest, entry, num_lines, histogram)
         write_manifest(output_dir, manifest)
         start_line, num_lines = line, 0
@@ -490,7 +571,7 @@ def _encode_shards(files, proto, output_dir, manifest, num_threads, verbose):
         elapsed = time.perf_counter() - start
         done = manifest["num_pairs"] - done_at_start
         log(
-            f"Shard {index + 1}/{-(-files.num_lines // shard_size)}: "
+            f"Shard {index + 1}/{len(ends)}: "
             f"{manifest['num_pairs']} pairs ({line}/{files.num_lines} lines), "
             f"{done / max(elapsed, 1e-9):.0f} pairs/s, {elapsed:.0f} s.",
             verbose,

@@ -58,7 +58,7 @@ from keras_transformer.data.options import (  # noqa: F401 - re-exported
 )
 from keras_transformer.data.packing import packed_rows
 from keras_transformer.data.text_files import read_parallel
-from keras_transformer.special_tokens import BOS_ID, EOS_ID
+from keras_transformer.special_tokens import BOS_ID, EOS_ID, check_language_tag_position
 from keras_transformer.utils.validation import check_int
 
 _TOKENIZE_CHUNK = 20_000
@@ -176,7 +176,16 @@ class DatasetReport:
         return text + "."
 
 
-def make_dataset(src_sentences, tgt_sentences, tokenizer, options=None, **kwargs):
+def make_dataset(
+    src_sentences,
+    tgt_sentences,
+    tokenizer,
+    options=None,
+    *,
+    language_tag_id=None,
+    language_tag="source",
+    **kwargs,
+):
     """Tokenize sentence pairs once and batch them by token count.
 
     Args:
@@ -186,6 +195,11 @@ def make_dataset(src_sentences, tgt_sentences, tokenizer, options=None, **kwargs
             1-D string tensor to a ragged int32 tensor).
         options: `DatasetOptions`. The batching settings. Defaults to
             ``DatasetOptions()``.
+        language_tag_id: int or None. For a model of several target
+            languages: the tag id of the pairs' target language, put first
+            in each source (``language_tag="source"``) or target
+            (``"target"``), as `prepare_corpus` does. Defaults to None.
+        language_tag: ``"source"`` or ``"target"``. Defaults to ``"source"``.
         **kwargs: `DatasetOptions` fields (``tokens_per_batch``,
             ``max_length``, ``shuffle``, ``seed``, ``repeat``,
             ``length_handling``, ``bucket_boundaries``,
@@ -223,6 +237,15 @@ def make_dataset(src_sentences, tgt_sentences, tokenizer, options=None, **kwargs
         )
     src_ids = _tokenize_all(tokenizer, src_sentences)  # (N, None)
     tgt_ids = _tokenize_all(tokenizer, tgt_sentences)  # (N, None)
+    if language_tag_id is not None:
+        check_language_tag_position(language_tag)
+        tags = tf.RaggedTensor.from_tensor(
+            tf.fill([len(src_sentences), 1], tf.constant(int(language_tag_id), tf.int32))
+        )
+        if language_tag == "source":
+            src_ids = tf.concat([tags, src_ids], axis=1)
+        else:
+            tgt_ids = tf.concat([tags, tgt_ids], axis=1)
     vocabulary_size = options.vocabulary_size
     if vocabulary_size is None:
         vocabulary_size = getattr(tokenizer, "vocabulary_size", None)

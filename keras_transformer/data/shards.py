@@ -604,6 +604,21 @@ class PreparedCorpus:
         self.length_histogram = np.asarray(
             manifest["length_histogram"], dtype=np.int64
         ).reshape(-1, 3)
+        # A corpus of several target languages (`prepare_corpus`'s
+        # ``languages``): ``{language: tag id}``, where the tags are
+        # (``"source"`` or ``"target"``), each shard's language and the
+        # pairs of each language. Empty/None for one target language.
+        self.languages = dict(manifest.get("languages") or {})
+        self.language_tag = manifest.get("language_tag")
+        self.shard_languages = [entry.get("language") for entry in manifest["shards"]]
+        self.language_pairs = {
+            language: sum(
+                entry["num_pairs"]
+                for entry in manifest["shards"]
+                if entry.get("language") == language
+            )
+            for language in self.languages
+        }
 
     @classmethod
     def open(cls, path, verify=True):

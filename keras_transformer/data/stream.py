@@ -89,6 +89,7 @@ def make_dataset_from_corpus(
     window_size=None,
     cycle_length=None,
     start_batch=0,
+    sampling_temperature=None,
     **kwargs,
 ):
     """A ``tf.data.Dataset`` of token-budget batches of a prepared corpus.
@@ -112,6 +113,9 @@ def make_dataset_from_corpus(
         start_batch: int. Global batches already consumed (a resumed run:
             optimizer steps times gradient accumulation steps); they are
             skipped without reading their ids. Defaults to 0.
+        sampling_temperature: float or None. For a corpus of several
+            target languages: sample the languages with temperature ``T``
+            (see `CorpusStream`). Defaults to None (every pair once a pass).
         **kwargs: `DatasetOptions` fields, as for `make_dataset`
             (``tokens_per_batch``, ``max_length``, ``bucketing``, ...).
 
@@ -139,6 +143,7 @@ def make_dataset_from_corpus(
         options,
         window_size=DEFAULT_WINDOW_SIZE if window_size is None else window_size,
         cycle_length=DEFAULT_CYCLE_LENGTH if cycle_length is None else cycle_length,
+        sampling_temperature=sampling_temperature,
     )
     start_batch = check_int("start_batch", start_batch, minimum=0)
     iterations = itertools.count()
@@ -175,11 +180,27 @@ class CorpusStream:
         options: `DatasetOptions`. ``shuffle_buffer_size`` does not apply.
         window_size: int. Pairs batched together. Defaults to 100,000.
         cycle_length: int. Shards whose pairs are mixed. Defaults to 8.
+        sampling_temperature: float > 0 or None. For a corpus of several
+            target languages (`prepare_corpus`'s ``languages``), the
+            temperature sampling of multilingual NMT (Arivazhagan et al.,
+            2019; fairseq's ``--sampling-temperature``): a pass holds
+            language ``l`` in the proportion ``q_l`` proportional to
+            ``(n_l / N) ** (1 / T)`` (``n_l`` its pairs, ``N`` all pairs), the
+            same number of pairs in all: each pair of ``l`` is taken
+            ``r_l = q_l N / n_l`` times on average (its whole part every
+            pass, plus a random share of the pairs for the fraction: pairs
+            of a small language repeat, a large one is subsampled anew each
+            pass). ``T = 1`` keeps the corpus's proportions; larger ``T``
+            moves towards equal shares. None: every pair once a pass. The
+            `report` describes one pass of the corpus as prepared (the same
+            number of pairs; the mix of lengths can differ).
 
     Raises:
         ValueError: ``window_size`` or ``cycle_length`` is not a positive
             int, ``options.vocabulary_size`` is smaller than the corpus'
-            vocabulary, or ``max_length`` leaves no pair.
+            vocabulary, ``max_length`` leaves no pair, or
+            ``sampling_temperature`` is not a number > 0 or is given for a
+            corpus of one target language.
 
     Example:
 
@@ -196,6 +217,7 @@ class CorpusStream:
         options,
         window_size=DEFAULT_WINDOW_SIZE,
         cycle_length=DEFAULT_CYCLE_LENGTH,
+        sampling_temperature=None,
     ):
         if not isinstance(options, DatasetOptions):
             raise TypeError(
@@ -210,6 +232,12 @@ class CorpusStream:
         self._check_vocabulary()
         self._histogram = self._kept_histogram()
         self.num_examples = int(self._histogram[2].sum())
+        self.sampling_factors = language_sampling_factors(corpus, sampling_temperature)
+        # Stream ids of pass p start at p * span (ids grow along the
+        # stream); a resampled pass can hold more pairs than the corpus.
+        self._pass_span = self.num_examples * (
+            1 + int(max(self.sampling_factors.values(), default=0))
+        )
         self._seed = options.seed
         if self._seed is None:
             # One seed for every pass of this stream.
@@ -419,7 +447,7 @@ class CorpusStream:
         composed = 0  # global batches composed so far
         for pass_index in passes:
             rng = np.random.default_rng([self._seed, pass_index])
-            first_id = pass_index * self.num_examples
+            first_id = pass_index * self._pass_span
             for group in self._groups(rng):
                 shards = {index: self.corpus.shard(index) for index in group}
                 group_pairs = self._group_pairs(shards, group, rng, first_id)
@@ -467,6 +495,9 @@ class CorpusStream:
                 kept = np.flatnonzero((source <= limit) & (target <= limit))
             else:
                 kept = np.arange(len(source))
+            factor = self.sampling_factors.get(self.corpus.shard_languages[index])
+            if factor is not None:
+                kept = _resampled(kept, factor, rng)
             parts.append(
                 (
                     np.full(len(kept), index, np.int64),
@@ -598,6 +629,44 @@ def _chunks(plans):
             chunk, size = [], 0
     if chunk:
         yield chunk
+
+
+def language_sampling_factors(corpus, temperature):
+    """``{language: r_l}``: how many times a pass takes each pair of each
+    language, on average, under temperature sampling (see `CorpusStream`);
+    empty for None."""
+    if temperature is None:
+        return {}
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float))
+        or not math.isfinite(temperature)
+        or temperature <= 0
+    ):
+        raise ValueError(
+            "sampling_temperature must be a number > 0 (1: the corpus's "
+            f"proportions). Received: sampling_temperature={temperature!r}"
+        )
+    if not corpus.languages:
+        raise ValueError(
+            f"sampling_temperature applies to a corpus of several target languages; "
+            f"the prepared corpus {corpus.path!r} has one (prepare it with languages)."
+        )
+    counts = {lang: n for lang, n in corpus.language_pairs.items() if n}
+    total = sum(counts.values())
+    weights = {lang: (n / total) ** (1.0 / temperature) for lang, n in counts.items()}
+    norm = sum(weights.values())
+    return {lang: weights[lang] / norm * total / counts[lang] for lang in counts}
+
+
+def _resampled(kept, factor, rng):
+    """``kept`` (a shard's pair indices) taken ``factor`` times on
+    average: ``floor(factor)`` times each, and a random
+    ``factor - floor(factor)`` share of them once more."""
+    whole = int(factor)
+    extra = int(round((factor - whole) * len(kept)))
+    chosen = rng.choice(len(kept), size=extra, replace=False) if extra else np.zeros(0, np.int64)
+    return np.concatenate([np.tile(kept, whole), kept[np.sort(chosen)]]).astype(np.int64)
 
 
 @dataclasses.dataclass

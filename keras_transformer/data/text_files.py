@@ -393,7 +393,7 @@ class ParallelFiles:
             skip = 0
             yield from lines
 
-    def blocks(self, block_lines, start_line=0, boundary=None):
+    def blocks(self, block_lines, start_line=0, boundary=None, ends=None):
         """The pairs of each block of ``block_lines`` input lines.
 
         Args:
@@ -405,6 +405,9 @@ class ParallelFiles:
                 line whose number (from 1) is a multiple of it, so that no
                 block straddles two shards of ``boundary`` lines. Defaults
                 to None.
+            ends: set of int or None. Line numbers (from 1) after which a
+                block also ends (shards that end at the end of each pair of
+                files). Defaults to None.
 
         Yields:
             ``(sources, targets, num_lines)``: the pairs of the block with
@@ -413,13 +416,18 @@ class ParallelFiles:
         """
         sources, targets, num_lines = [], [], 0
         line = start_line
+        ends = ends or ()
         for src, tgt in self.lines(start_line):
             num_lines += 1
             line += 1
             if src and tgt:
                 sources.append(src)
                 targets.append(tgt)
-            if num_lines == block_lines or (boundary and line % boundary == 0):
+            if (
+                num_lines == block_lines
+                or (boundary and line % boundary == 0)
+                or line in ends
+            ):
                 yield sources, targets, num_lines
                 sources, targets, num_lines = [], [], 0
         if num_lines:

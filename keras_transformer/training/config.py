@@ -37,7 +37,11 @@ from keras_transformer.models.transformer.transformer_presets import (
     PRESETS,
     constructor_argument_names,
 )
-from keras_transformer.special_tokens import RESERVED_PIECES
+from keras_transformer.special_tokens import (
+    LANGUAGE_TAG_POSITIONS,
+    RESERVED_PIECES,
+    check_languages,
+)
 from keras_transformer.training.distribution import DISTRIBUTIONS
 from keras_transformer.utils.run_files import CONFIG_FILENAME
 from keras_transformer.utils.validation import (
@@ -164,6 +168,11 @@ def _check_vocabulary_size(name, value):
             f"{name} must exceed the {len(RESERVED_PIECES)} reserved pieces. "
             f"Received: {name}={value}"
         )
+
+
+def _check_target_languages(name, value):
+    if value is not None:
+        check_languages(value, name)
 
 
 def _check_decay(name, value):
@@ -378,6 +387,24 @@ class TrainConfig:
         100_000, "sentence pairs per bucketing or packing window of the training "
         "stream (memory grows with it, not with the corpus)",
         check=_int_at_least(1, allow_none=False),
+    )
+    target_languages: typing.Optional[typing.List[str]] = _field(
+        None, "one model for several target languages: the target language of each "
+        "train_src/train_tgt entry, e.g. [de, fr, cs] (a reserved tag piece each); "
+        "null: one target language", metavar="[LANG, ...]", check=_check_target_languages,
+    )
+    language_tag: str = _field(
+        "source", "where a multilingual model's language tag goes: 'source' (the "
+        "source's first token, as Marian) or 'target' (the first output token, "
+        "forced when decoding)", check=_one_of(*LANGUAGE_TAG_POSITIONS),
+    )
+    sampling_temperature: typing.Optional[float] = _field(
+        None, "sample the target languages with temperature T (1: the corpus's "
+        "proportions; larger: more even); null: every pair once a pass", check=_positive,
+    )
+    eval_language: typing.Optional[str] = _field(
+        None, "target language of the valid/test files of a multilingual model; "
+        "null: the first of target_languages", metavar="LANG",
     )
     vocabulary_size: typing.Optional[int] = _field(
         None, "shared BPE vocabulary size; " + _AUTO, check=_check_vocabulary_size
@@ -612,6 +639,23 @@ class TrainConfig:
             f.write("\n")
         return path
 
+    def translator_options(self, tokenizer):
+        """The `Translator` arguments of the translators that validate and
+        evaluate this run: ``language_tag`` and ``target_language`` (the
+        language of the valid/test files: ``eval_language``, else the first
+        of ``target_languages``, else the first of the tokenizer's; None for
+        a vocabulary of one target language)."""
+        languages = tokenizer.languages
+        language = None
+        if languages:
+            language = self.eval_language or (self.target_languages or list(languages))[0]
+            if language not in languages:
+                raise ValueError(
+                    f"eval_language {language!r} is not a language of the vocabulary "
+                    f"({', '.join(sorted(languages))})."
+                )
+        return {"language_tag": self.language_tag, "target_language": language}
+
     # --- validation ---
 
     def _check_values(self):
@@ -659,10 +703,41 @@ class TrainConfig:
                 f"Received: train_corpus={self.train_corpus!r}, "
                 f"train_src={self.train_src!r}"
             )
+        self._check_languages()
         if self.uses_default_task and (self.valid_src or self.test_src):
             raise ValueError(
                 "valid_src/test_src need training files too (train_src and "
                 "train_tgt, or train_corpus); without them the embedded default task is used."
+            )
+
+    def _check_languages(self):
+        """``target_languages``: one per train_src entry, with files; the
+        other language keys only with a multilingual model."""
+        languages = self.target_languages
+        if languages is None:
+            if self.eval_language is not None and self.train_corpus is None:
+                raise ValueError(
+                    "eval_language needs target_languages (a model of several "
+                    f"target languages). Received: eval_language={self.eval_language!r}"
+                )
+            return
+        if self.train_src is None:
+            raise ValueError(
+                "target_languages needs train_src/train_tgt: one list entry per "
+                f"target language. Received: target_languages={languages!r}"
+            )
+        entries = self.train_src if isinstance(self.train_src, list) else [self.train_src]
+        targets = self.train_tgt if isinstance(self.train_tgt, list) else [self.train_tgt]
+        if not len(entries) == len(targets) == len(languages):
+            raise ValueError(
+                "target_languages needs one language per train_src/train_tgt entry: "
+                f"{len(languages)} language(s) for {len(entries)} source and "
+                f"{len(targets)} target entries."
+            )
+        if self.eval_language is not None and self.eval_language not in languages:
+            raise ValueError(
+                f"eval_language must be one of target_languages {languages}. "
+                f"Received: eval_language={self.eval_language!r}"
             )
 
     def _check_schedule(self):

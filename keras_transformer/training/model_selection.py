@@ -128,7 +128,9 @@ def choose_average(config, run, last_epoch, tokenizer, valid_pairs, verbose):
         # One template model and one translator (compiled once) for all.
         template, _ = average_checkpoints(paths, last_n=len(paths), model=template)
         if translator is None:
-            translator = Translator(template, tokenizer)
+            translator = Translator(
+                template, tokenizer, **config.translator_options(tokenizer)
+            )
         result = evaluate_translations(
             translator,
             sources,

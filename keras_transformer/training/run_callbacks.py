@@ -154,4 +154,5 @@ def _validation_bleu(config, run, tokenizer, valid_pairs, best, tensorboard, ver
         ),
         on_result=best.observe_logs if best is not None else None,
         verbose=verbose,
+        translator_options=config.translator_options(tokenizer),
     )

@@ -56,6 +56,7 @@ from keras_transformer.data import (
     prepare_corpus,
     read_parallel,
 )
+from keras_transformer.data.text_files import expand_paths
 from keras_transformer.models.transformer.transformer import Transformer
 from keras_transformer.models.transformer.translator import Translator
 from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
@@ -236,12 +237,20 @@ def prepare_training_corpus(config, verbose=1):
             config.train_src,
             config.train_tgt,
             corpus_dir,
+            languages=_file_languages(config),
+            language_tag=config.language_tag,
             vocabulary=vocabulary,
             vocabulary_size=None if vocabulary else config.vocabulary_size,
             seed=config.seed,
             # Keras' verbose=2 (a line per epoch) is not a request for
             # SentencePiece's own log.
             verbose=min(verbose, 1),
+        )
+    if corpus.languages and corpus.language_tag != config.language_tag:
+        raise ValueError(
+            f"The corpus {corpus.path!r} puts its language tags on the "
+            f"{corpus.language_tag} side; set language_tag: {corpus.language_tag} "
+            f"(received language_tag={config.language_tag!r})."
         )
     if corpus.vocabulary_size != config.vocabulary_size:
         raise ValueError(
@@ -256,6 +265,21 @@ def prepare_training_corpus(config, verbose=1):
         with open(vocabulary, "rb") as f:
             corpus.check_vocabulary(f.read(), vocabulary)
     return corpus
+
+
+def _file_languages(config):
+    """The target language of each pair of training files (each
+    ``train_src`` entry expanded, as `prepare_corpus` expands it), or None
+    for one target language."""
+    if config.target_languages is None:
+        return None
+    entries = config.train_src if isinstance(config.train_src, list) else [config.train_src]
+    return [
+        language
+        for entry, language in zip(entries, config.target_languages)
+        for _ in expand_paths(entry, "the source files")
+    ]
+
 
 
 def build_optimizer(config, d_model):
@@ -703,8 +727,15 @@ class TrainingData:
         self._first, self.report = self._train_dataset(0)
         self.valid_dataset = None
         if valid_pairs is not None:
+            translator = config.translator_options(tokenizer)
+            language = translator["target_language"]
             valid_dataset, valid_report = make_dataset(
-                *valid_pairs, tokenizer, shuffle=False, **self.batching
+                *valid_pairs,
+                tokenizer,
+                shuffle=False,
+                language_tag_id=None if language is None else tokenizer.languages[language],
+                language_tag=translator["language_tag"],
+                **self.batching,
             )
             # A known size: Keras then shows a full progress bar and does not
             # warn that the validation data "ran out" after the first epoch.
@@ -726,6 +757,7 @@ class TrainingData:
                 self.train_data,
                 window_size=self.config.window_size,
                 start_batch=start_batch,
+                sampling_temperature=self.config.sampling_temperature,
                 **options,
             )
         dataset, report = make_dataset(*self.train_data, self.tokenizer, **options)
@@ -744,7 +776,7 @@ def _evaluate_run(config, model, tokenizer, splits, verbose):
         sources = sources[: config.eval_sentences]
         references = references[: config.eval_sentences]
     evaluation = evaluate_translations(
-        Translator(model, tokenizer),
+        Translator(model, tokenizer, **config.translator_options(tokenizer)),
         sources,
         references,
         beam_size=config.beam_size,

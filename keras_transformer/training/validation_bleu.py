@@ -49,6 +49,9 @@ class ValidationBleu(UpdateCounter):
             evaluation with its ``{"val_bleu": ..., "val_exact_match": ...}``
             (`BestCheckpoint.observe_logs`).
         verbose: int. 1 prints one line per evaluation.
+        translator_options: dict or None. More `Translator` arguments
+            (``language_tag``, ``target_language`` of a multilingual model:
+            `TrainConfig.translator_options`).
     """
 
     def __init__(
@@ -63,6 +66,7 @@ class ValidationBleu(UpdateCounter):
         tensorboard_dir=None,
         on_result=None,
         verbose=1,
+        translator_options=None,
     ):
         super().__init__(accumulate_steps)
         if not sources or len(sources) != len(references):
@@ -71,6 +75,7 @@ class ValidationBleu(UpdateCounter):
                 f"Received: {len(sources)} sources, {len(references)} references."
             )
         self.tokenizer = tokenizer
+        self.translator_options = dict(translator_options or {})
         self.sources = list(sources)
         self.references = list(references)
         self.every_steps = every_steps
@@ -104,7 +109,9 @@ class ValidationBleu(UpdateCounter):
         with ema_weights(model):
             if self._translator is None:
                 # Kept: its compiled decoding serves every evaluation.
-                self._translator = Translator(model, self.tokenizer)
+                self._translator = Translator(
+                    model, self.tokenizer, **self.translator_options
+                )
             result = evaluate_translations(
                 self._translator,
                 self.sources,

@@ -94,6 +94,14 @@ class Translator:
             to ``model`` (each model of an ensemble) **in place** (its
             Dense/Embedding kernels become int8; a copy would double the
             memory). Defaults to None.
+        language_tag: ``"source"`` or ``"target"``: where a model of
+            several target languages was trained to find its language tag
+            (`keras_transformer.special_tokens`; `from_directory` reads it
+            from the run). Defaults to ``"source"``.
+        target_language: str or None. The language `translate` and `score`
+            use when a call names none (a multilingual model). The model's
+            languages are `languages` (``{code: tag id}``, read from the
+            tokenizer's ``proto``; empty for one target language).
 
     Decoding is configured by one `keras_transformer.decoding.DecodeOptions`
     (beam search, greedy, sampling, n-best, lengths), validated before any
@@ -128,6 +136,7 @@ class Translator:
         jit_compile="auto",
         quantize=None,
         language_tag="source",
+        target_language=None,
     ):
         for name, value in (
             ("max_source_length", max_source_length),
@@ -160,6 +169,10 @@ class Translator:
         # target language).
         proto = getattr(tokenizer, "proto", None)
         self.languages = language_tag_ids(proto) if proto is not None else {}
+        # The language of `translate` and `score` calls that name none.
+        self.target_language = target_language
+        if target_language is not None:
+            target_language_ids(target_language, self.languages, 1)
         self.batch_size = batch_size
         self.length_bucket = length_bucket
         # Learned positions stop at model.max_length (sinusoidal never do).
@@ -279,12 +292,15 @@ class Translator:
             )
         return token_ids, [min(len(ids), keep) for ids in token_ids]
 
-    def _tag(self, target_language, source_ids, target_ids):
+    def _tag(self, target_language, source_ids, target_ids, default=False):
         """``(source_ids, target_ids)`` with the language tag of each
         sentence added where the model was trained to find it: before the
         source (``language_tag="source"``) or at the start of the target
         (``"target"``; ``target_ids`` None stands for empty prefixes).
-        Unchanged when ``target_language`` is None."""
+        Unchanged when ``target_language`` is None (``default``: the
+        translator's ``target_language`` then)."""
+        if target_language is None and default:
+            target_language = self.target_language
         if target_language is None:
             return source_ids, target_ids
         tags = target_language_ids(target_language, self.languages, len(source_ids))
@@ -576,7 +592,9 @@ class Translator:
                 "score needs one target per source. Received: "
                 f"{len(source_ids)} sources and {len(target_ids)} targets"
             )
-        source_ids, target_ids = self._tag(target_language, list(source_ids), target_ids)
+        source_ids, target_ids = self._tag(
+            target_language, list(source_ids), target_ids, default=True
+        )
         source_ids, _ = self._check_sources(source_ids, self.max_source_length)
         target_ids = [[int(t) for t in ids] + [EOS_ID] for ids in target_ids]
         validate_token_ids(
@@ -738,7 +756,11 @@ class Translator:
         progress_bar = keras.utils.Progbar(len(sentences)) if verbose else None
         self._require_language(target_language)
         source_ids = self.tokenizer.encode(sentences) if sentences else []
-        source_ids, prefix_ids = self._tag(target_language, source_ids, prefix_ids)
+        source_ids, prefix_ids = self._tag(
+            target_language, source_ids, prefix_ids, default=True
+        )
+        if target_language is None:
+            target_language = self.target_language
         hypotheses, scores = self.generate(
             source_ids,
             options,
@@ -782,7 +804,7 @@ class Translator:
         """A ValueError when a multilingual model is given no
         ``target_language`` (text-level calls: the token-level ones take ids
         that may carry their tag already)."""
-        if target_language is None and self.languages:
+        if target_language is None and self.target_language is None and self.languages:
             raise ValueError(
                 "target_language is required: the model translates into "
                 f"{', '.join(map(repr, sorted(self.languages)))}."
