@@ -47,12 +47,19 @@ def read_lines(path):
 
 
 class SentencePieceText:
-    """The two methods `Translator` needs from a tokenizer, on sentencepiece."""
+    """What `Translator` needs from a tokenizer, on sentencepiece: encode,
+    decode, and ``proto`` (the serialized model, where `Translator` finds the
+    language tags of a multilingual vocabulary)."""
 
     def __init__(self, proto):
         import sentencepiece as spm
 
+        self._proto = proto
         self._processor = spm.SentencePieceProcessor(model_proto=proto)
+
+    @property
+    def proto(self):
+        return self._proto
 
     @property
     def vocabulary_size(self):
@@ -74,11 +81,22 @@ class SentencePieceText:
         return out
 
 
-def train_tokenizer(sentences, vocabulary_size, seed):
+def train_tokenizer(sentences, vocabulary_size, seed, languages=()):
+    """A shared BPE vocabulary; ``languages``: the target languages of a
+    multilingual model, one reserved tag piece each (``<2de>``, a control
+    symbol right after ids 0-3), as the package's
+    ``sentencepiece_trainer_arguments(..., languages=...)`` reserves them."""
     import sentencepiece as spm
 
     from keras_transformer import special_tokens as st
+    from keras_transformer.models.transformer.subword_tokenizer import (
+        sentencepiece_trainer_arguments,
+    )
 
+    tags = {}
+    if languages:
+        tags["control_symbols"] = sentencepiece_trainer_arguments(
+            vocabulary_size, languages=languages)["control_symbols"]
     spm.set_random_generator_seed(seed)
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(
@@ -93,6 +111,7 @@ def train_tokenizer(sentences, vocabulary_size, seed):
         bos_piece=st.BOS_PIECE, eos_piece=st.EOS_PIECE,
         num_threads=os.cpu_count() or 1,
         minloglevel=2,
+        **tags,
     )
     return SentencePieceText(model.getvalue())
 
@@ -147,8 +166,9 @@ def device_name(backend):
     return "cpu"
 
 
-def train_model(args, seed, src_ids, tgt_ids, vocabulary_size):
-    """One training of ``--minutes`` with ``seed``; returns (model, stats)."""
+def train_model(args, seed, src_ids, tgt_ids, vocabulary_size, max_updates=None):
+    """One training with ``seed``; returns (model, stats). It stops after
+    ``max_updates`` optimizer updates when given, else after ``--minutes``."""
     import keras
     import numpy as np
 
@@ -179,27 +199,33 @@ def train_model(args, seed, src_ids, tgt_ids, vocabulary_size):
                 yield x, y
 
     snapshots, history = [], []
-    budget = 60.0 * args.minutes
+    budget = None if max_updates else 60.0 * args.minutes
+    updates = [0]
 
     class Budget(keras.callbacks.Callback):
         def on_train_begin(self, logs=None):
             self.start = time.perf_counter()
 
         def on_train_batch_end(self, batch, logs=None):
-            if time.perf_counter() - self.start > budget:
+            updates[0] += 1
+            if max_updates and updates[0] >= max_updates:
+                self.model.stop_training = True
+            elif budget is not None and time.perf_counter() - self.start > budget:
                 self.model.stop_training = True
 
         def on_epoch_end(self, epoch, logs=None):
             snapshots.append([w.copy() for w in self.model.get_weights()])
             del snapshots[:-args.average_last_n]
             history.append({"seed": seed,
-                            "step": (epoch + 1) * args.steps_per_snapshot,
+                            "step": updates[0],
                             "seconds": time.perf_counter() - self.start,
                             **{k: float(v) for k, v in (logs or {}).items()}})
             print(json.dumps(history[-1]), flush=True)
 
     t_fit = time.perf_counter()
-    model.fit(batches(), steps_per_epoch=args.steps_per_snapshot, epochs=10**6,
+    epochs = (-(-max_updates // args.steps_per_snapshot) if max_updates
+              else 10**6)
+    model.fit(batches(), steps_per_epoch=args.steps_per_snapshot, epochs=epochs,
               callbacks=[Budget()], verbose=0)
     fit_seconds = time.perf_counter() - t_fit
     steps = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
@@ -209,6 +235,7 @@ def train_model(args, seed, src_ids, tgt_ids, vocabulary_size):
         "seed": seed,
         "optimizer_steps": steps,
         "fit_seconds": fit_seconds,
+        "target_tokens": tokens_seen[0],
         "target_tokens_per_second_incl_compile": tokens_seen[0] / fit_seconds,
         "padding_fraction": float(np.mean(padding)) if padding else None,
         "averaged_snapshots": len(snapshots),
