@@ -128,3 +128,22 @@ def test_scores_follow_the_language(run):
         ["seven hundred", "seven hundred"], ["siebenhundert", "7 0 0"], target_language="dg"
     )
     assert digits > german
+
+
+def test_config_checks_the_language_keys():
+    files = dict(train_src=["a.en", "b.en"], train_tgt=["a.de", "b.fr"])
+    config = kt.TrainConfig(**files, target_languages=["de", "fr"], language_tag="target")
+    assert config.target_languages == ["de", "fr"] and config.language_tag == "target"
+    for bad, message in (
+        (dict(target_languages=["de"]), "one language per train_src/train_tgt entry: 1"),
+        (dict(target_languages=["de", "German"]), "target_languages must be a language code"),
+        (dict(target_languages=["de", "de"]), "names de more than once"),
+        (dict(target_languages=["de", "fr"], eval_language="cs"), "eval_language must be one of"),
+        (dict(target_languages=["de", "fr"], language_tag="decoder"), "language_tag"),
+        (dict(target_languages=["de", "fr"], sampling_temperature=0), "sampling_temperature"),
+        (dict(eval_language="de"), "eval_language needs target_languages"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            kt.TrainConfig(**files, **bad)
+    with pytest.raises(ValueError, match="target_languages needs train_src"):
+        kt.TrainConfig(target_languages=["de"])
