@@ -29,6 +29,7 @@ from keras_transformer.models.transformer.transformer_loader import (
 )
 from keras_transformer.models.transformer.transformer_presets import PRESETS
 from keras_transformer.models.transformer.translator import Translator
+from keras_transformer.special_tokens import target_language_ids
 from keras_transformer.training.checkpoints import average_checkpoints
 from keras_transformer.training.config import (
     TrainConfig,
@@ -194,6 +195,41 @@ def _load_translator(args, **kwargs):
     )
 
 
+def _target_language(args, translator):
+    """``--target-language`` for the `Translator`'s ``target_language``,
+    checked against the model's languages; a ValueError naming the flag
+    when it is missing for a multilingual model, names a language the model
+    does not know, or is given to a model of one target language."""
+    code = args.target_language
+    if code is None:
+        if translator.languages:
+            raise ValueError(
+                "--target-language is required: the model translates into "
+                f"{', '.join(sorted(translator.languages))}."
+            )
+        return None
+    target_language_ids(code, translator.languages, 1, name="--target-language")
+    return code
+
+
+class _IntoLanguage:
+    """A `Translator` whose ``translate`` translates into one
+    ``target_language`` (for `evaluate_translations`, which calls
+    ``translate``); every other attribute is the translator's."""
+
+    def __init__(self, translator, target_language):
+        self._translator = translator
+        self._target_language = target_language
+
+    def translate(self, sentences, *args, **kwargs):
+        return self._translator.translate(
+            sentences, *args, target_language=self._target_language, **kwargs
+        )
+
+    def __getattr__(self, name):
+        return getattr(self._translator, name)
+
+
 def _run_translate(args):
 
     _check_model_dir(args)
@@ -207,8 +243,10 @@ def _run_translate(args):
     if args.input != "-":
         lines = read_lines(args.input)
         _check_prefix_count(prefixes, lines)
-    # Before reading stdin: a broken model is reported without waiting for it.
+    # Before reading stdin: a broken model (or --target-language) is
+    # reported without waiting for it.
     translator = _load_translator(args)
+    target_language = _target_language(args, translator)
     if args.input == "-":
         lines = _read_stdin()
         _check_prefix_count(prefixes, lines)
@@ -227,6 +265,7 @@ def _run_translate(args):
         return_scores=detailed,
         return_alignments=args.print_alignment,
         verbose=False if args.output == "-" else "auto",
+        target_language=target_language,
     )
     if detailed:
         outputs = _detailed_lines(args, translator, lines, indices, options, result)
@@ -327,7 +366,10 @@ def _run_score(args):
 
     translator = _load_translator(args, max_source_length=args.max_source_length)
     totals = translator.score(
-        sources, targets, return_token_scores=args.token_scores
+        sources,
+        targets,
+        return_token_scores=args.token_scores,
+        target_language=_target_language(args, translator),
     )
     outputs = []
     if args.token_scores:
@@ -376,6 +418,9 @@ def _run_evaluate(args):
         sources = sources[: args.max_sentences]
         references = references[: args.max_sentences]
     translator = _load_translator(args)
+    target_language = _target_language(args, translator)
+    if target_language is not None:
+        translator = _IntoLanguage(translator, target_language)
     evaluation = evaluate_translations(
         translator, sources, references, **_decoding_kwargs(args, run_config)
     )

@@ -119,6 +119,12 @@ QUANTIZE = _flag(
     help="quantize the model's kernels to int8 (Keras' Model.quantize)",
 )
 OUTPUT = _flag("--output", default="-", metavar="FILE", help="output file; '-' is stdout")
+TARGET_LANGUAGE = _flag(
+    "--target-language", metavar="CODE",
+    help="the language to translate into (e.g. de), one for every line: "
+    "required by a model trained with several target languages (its "
+    "vocabulary's language tags), refused by one of a single target language",
+)
 MAX_SOURCE_LENGTH = _flag(
     "--max-source-length", type=_positive_int, default=256, metavar="N",
     help="longest source in tokens, EOS included (default: 256)",
@@ -164,6 +170,7 @@ def _translate_flags():
               help="after each hypothesis an 'A-<line>\\t<src>-<tgt> ...' line: for "
               "each output token (subwords, EOS excluded) the source token its "
               "cross-attention (last layer, mean over heads) weighs most"),
+        TARGET_LANGUAGE,
         QUANTIZE,
     )
 
@@ -178,6 +185,7 @@ def _evaluate_flags():
         _flag("--max-sentences", type=_positive_int, metavar="N",
               help="score only the first N sentences"),
         *DECODING,
+        TARGET_LANGUAGE,
         QUANTIZE,
     )
 
@@ -192,6 +200,7 @@ def _score_flags():
         _flag("--token-scores", action="store_true",
               help="after the total, a tab and each token's log-probability"),
         MAX_SOURCE_LENGTH,
+        TARGET_LANGUAGE,
         QUANTIZE,
     )
 

@@ -53,6 +53,22 @@ Signatures:
   float32 ``[None]``: each pair's total log-probability of the target
   (EOS included), no length penalty, as `Translator.score`.
 
+A multilingual model (a vocabulary with language tags, ``<2de>``, see
+`keras_transformer.special_tokens`) exports the same signatures, and each
+one that takes text (all but ``translate_token_ids``) also takes
+``target_language``, a string ``[None]`` input with one language code per
+sentence (``"de"``), after its other inputs. The graph maps each code to
+its tag id and puts it where the model was trained to find it
+(``language_tag``, recorded in ``export_config.json``): the first source
+token (``"source"``), or the first output token, forced (``"target"``;
+before the prefix of ``translate_prefix``; it counts in the scores and
+reads as nothing), as ``Translator.translate(..., target_language=...)``.
+An unknown code, or not one code per sentence, fails the request with
+``INVALID_ARGUMENT``. ``translate_token_ids`` takes no
+``target_language``: its ids carry their tag already (the tag id first,
+for ``language_tag="source"``; with ``"target"`` it decodes without a
+forced tag). Blank sentences still give "" with score 0.
+
 An ensemble (several model directories sharing one ``vocab.spm``) exports
 into one SavedModel with the same signatures, each running the
 `keras_transformer.decoding.Ensemble` in one search, as
@@ -83,6 +99,10 @@ from keras_transformer.models.transformer.transformer_loader import (
     find_trained_models,
     load_models,
     model_directories,
+)
+from keras_transformer.special_tokens import (
+    check_language_tag_position,
+    language_tag_ids,
 )
 from keras_transformer.utils.validation import check_choice, check_int
 
@@ -118,10 +138,14 @@ def _export_options(beam_size, alpha, max_extra_length, max_source_length, n_bes
     return options, n_best, sample_options
 
 
-def _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_options):
-    """A `tf.Module` holding the model, tokenizer and vocabulary asset, and
-    its signatures' concrete functions (name -> function), built by
-    `SignatureBuilder`: all run the `Translator`'s code."""
+def _build_module(
+    model, tokenizer, vocabulary_path, options, n_best, sample_options,
+    language_tag="source",
+):
+    """A `tf.Module` holding the model, tokenizer and vocabulary asset (and
+    a multilingual model's language table), and its signatures' concrete
+    functions (name -> function), built by `SignatureBuilder`: all run the
+    `Translator`'s code."""
     # The module holds what the signatures capture; the signature functions
     # are not its attributes: tf.saved_model.save re-traces every
     # tf.function attribute of the saved object in its save context (each
@@ -137,15 +161,21 @@ def _build_module(model, tokenizer, vocabulary_path, options, n_best, sample_opt
     # Variables for TF's object graph (the model's are TF variables under
     # the TensorFlow backend).
     module.model_variables = [v.value for member in models for v in member.weights]
-    builder = SignatureBuilder(model, tokenizer, options, n_best, sample_options)
+    builder = SignatureBuilder(
+        model, tokenizer, options, n_best, sample_options, language_tag=language_tag
+    )
+    if builder.language_table is not None:
+        # A resource the signatures capture: saved with the module.
+        module.language_table = builder.language_table
     return module, builder.concrete_functions()
 
 
-def _write_warmup_requests(version_dir, signature_name="serving_default"):
+def _write_warmup_requests(version_dir, signature_name="serving_default", language=None):
     """Writes ``assets.extra/tf_serving_warmup_requests``: two requests
     (the first of `WARMUP_SENTENCES`, then all of them) that TF Serving
     replays when it loads the model, so that the first clients' requests
-    do not wait for its warm-up."""
+    do not wait for its warm-up. ``language``: a multilingual model's
+    ``target_language`` for every warm-up sentence."""
     directory = os.path.join(version_dir, "assets.extra")
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, "tf_serving_warmup_requests")
@@ -155,6 +185,10 @@ def _write_warmup_requests(version_dir, signature_name="serving_default"):
                 model_spec=model_pb2.ModelSpec(signature_name=signature_name)
             )
             request.inputs["sentences"].CopyFrom(tf.make_tensor_proto(batch, dtype=tf.string))
+            if language is not None:
+                request.inputs["target_language"].CopyFrom(
+                    tf.make_tensor_proto([language] * len(batch), dtype=tf.string)
+                )
             log = prediction_log_pb2.PredictionLog(
                 predict_log=prediction_log_pb2.PredictLog(request=request)
             )
@@ -173,7 +207,7 @@ def _check_new_version(version_dir):
 def _export_here(
     model_dir, export_dir, version, beam_size, alpha, max_extra_length,
     max_source_length, warmup, n_best=None, quantize=None, sampling=None,
-    weights=None,
+    weights=None, language_tag=None,
 ):
     """`export_saved_model`'s work, under the TensorFlow backend."""
     options, n_best, sample_options = _export_options(
@@ -188,20 +222,26 @@ def _export_here(
     tokenizer = files.load_tokenizer()
     # The `Translator`'s rule and message.
     check_vocabulary(tokenizer.vocabulary_size, model.vocabulary_size)
+    languages = language_tag_ids(tokenizer.proto)
+    if language_tag is None:
+        # As `Translator.from_directory`: the first model's run config.
+        language_tag = files.language_tag()
+    language_tag = check_language_tag_position(language_tag)
     if quantize is not None:
         model.quantize(quantize)
     vocabulary_path = files.vocabulary_path
     version_dir = os.path.join(export_dir, str(version))
     _check_new_version(version_dir)
     module, signatures = _build_module(
-        model, tokenizer, vocabulary_path, options, n_best, sample_options
+        model, tokenizer, vocabulary_path, options, n_best, sample_options,
+        language_tag=language_tag,
     )
     # No custom gradients: serving never differentiates, and tracing them
     # would only lengthen the save.
     save_options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
     tf.saved_model.save(module, version_dir, signatures=signatures, options=save_options)
     if warmup:
-        _write_warmup_requests(version_dir)
+        _write_warmup_requests(version_dir, language=min(languages) if languages else None)
     metadata = {
         "beam_size": beam_size,
         "alpha": alpha,
@@ -216,6 +256,9 @@ def _export_here(
         "tensorflow": tf.__version__,
         "signatures": sorted(signatures),
     }
+    if languages:
+        metadata["languages"] = dict(sorted(languages.items()))
+        metadata["language_tag"] = language_tag
     os.makedirs(os.path.join(version_dir, "assets.extra"), exist_ok=True)
     with open(os.path.join(version_dir, "assets.extra", "export_config.json"), "w") as f:
         json.dump(metadata, f, indent=2)
@@ -242,6 +285,7 @@ def export_saved_model(
     quantize=None,
     sampling=None,
     weights=None,
+    language_tag=None,
 ):
     """Exports the trained model in ``model_dir`` (a run directory:
     ``model.keras`` + ``vocab.spm``, or a keras-hub preset written by
@@ -261,12 +305,21 @@ def export_saved_model(
     signature (default: plain sampling from the model's distribution).
     ``quantize="int8"`` applies Keras' ``Model.quantize`` before export.
 
+    A multilingual model's signatures take ``target_language`` (see the
+    module's docstring). ``language_tag`` (``"source"`` or ``"target"``)
+    says where the model finds its language tag; default: its run's
+    ``config.json`` (the first directory's, for an ensemble), else
+    ``"source"``, as `Translator.from_directory` reads it. The export
+    records it (and the languages) in ``export_config.json``.
+
     Works under every Keras backend: outside TensorFlow it runs the export in
     a subprocess with ``KERAS_BACKEND=tensorflow``. Returns the version
     directory.
     """
     _export_options(beam_size, alpha, max_extra_length, max_source_length, n_best, sampling)
     check_choice("quantize", quantize, (None, "int8"))
+    if language_tag is not None:
+        check_language_tag_position(language_tag)
     directories = model_directories(model_dir)
     check_weights(weights, len(directories))
 
@@ -287,7 +340,7 @@ def export_saved_model(
         model_dir = directories  # JSON-encodable for the child process
     args = [
         model_dir, export_dir, version, beam_size, alpha, max_extra_length,
-        max_source_length, warmup, n_best, quantize, sampling, weights,
+        max_source_length, warmup, n_best, quantize, sampling, weights, language_tag,
     ]
 
     if keras.config.backend() == "tensorflow":

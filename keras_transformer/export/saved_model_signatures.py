@@ -8,6 +8,15 @@ strings into token ids (`pieces`), run the `Translator`'s decode path
 `SignatureBuilder.concrete_functions` traces each signature once, as a
 `tf.function` without AutoGraph, into the concrete function saved under its
 name.
+
+A multilingual model (its vocabulary holds language tags, see
+`keras_transformer.special_tokens.language_tag_ids`) gets one more input in
+every signature that takes text: ``target_language``, a string ``[None]``
+with one language code per sentence. A lookup table in the graph maps each
+code to its tag id, which goes where the model was trained to find it
+(``language_tag``): before the source's ids (``"source"``) or as the first
+forced output token (``"target"``, before any ``translate_prefix`` prefix),
+as `Translator._tag` places it.
 """
 
 import tensorflow as tf
@@ -20,7 +29,12 @@ from keras_transformer.decoding.sources import (
     source_limit,
 )
 from keras_transformer.layers.token_checks import check_token_ids
-from keras_transformer.special_tokens import PAD_ID, UNK_ID
+from keras_transformer.special_tokens import (
+    PAD_ID,
+    UNK_ID,
+    check_language_tag_position,
+    language_tag_ids,
+)
 
 
 def _strings(name):
@@ -47,6 +61,33 @@ SIGNATURES = {
     "score": ("serve_score", [_strings("sources"), _strings("targets")]),
 }
 
+# The signatures that take text: a multilingual model's take
+# ``target_language`` after their other inputs. ``translate_token_ids``
+# does not: its ids carry their tag already (``language_tag="source"``).
+TEXT_SIGNATURES = (
+    "serving_default",
+    "translate_nbest",
+    "translate_prefix",
+    "translate_constrained",
+    "translate_sample",
+    "score",
+)
+
+
+def signature_inputs(multilingual):
+    """Signature name -> (method of `SignatureBuilder`, input signature):
+    `SIGNATURES`, with ``target_language`` added to `TEXT_SIGNATURES` when
+    ``multilingual``."""
+    if not multilingual:
+        return dict(SIGNATURES)
+    return {
+        name: (
+            method,
+            inputs + [_strings("target_language")] if name in TEXT_SIGNATURES else inputs,
+        )
+        for name, (method, inputs) in SIGNATURES.items()
+    }
+
 
 class SignatureBuilder:
     """Builds the export's signatures from a model and its tokenizer.
@@ -58,11 +99,34 @@ class SignatureBuilder:
         options: the `DecodeOptions` of the beam-search signatures.
         n_best: int. The ``k`` of ``translate_nbest``.
         sample_options: the `DecodeOptions` of ``translate_sample``.
+        language_tag: ``"source"`` or ``"target"``: where a multilingual
+            model finds its language tag (unused for a model of one target
+            language).
+
+    Attributes:
+        languages: ``{language: tag id}`` of the tokenizer's language tags;
+            empty for a model of one target language.
+        language_table: a `tf.lookup.StaticHashTable` from language code to
+            tag id (-1 for an unknown code), or None without languages. The
+            exported module must hold it (it is a resource the signatures
+            capture).
     """
 
-    def __init__(self, model, tokenizer, options, n_best, sample_options):
+    def __init__(self, model, tokenizer, options, n_best, sample_options, language_tag="source"):
         self.model = model
         self.tokenizer = tokenizer
+        self.language_tag = check_language_tag_position(language_tag)
+        self.languages = language_tag_ids(tokenizer.proto)
+        self.language_table = None
+        if self.languages:
+            codes = sorted(self.languages)
+            self.language_table = tf.lookup.StaticHashTable(
+                tf.lookup.KeyValueTensorInitializer(
+                    tf.constant(codes, tf.string),
+                    tf.constant([self.languages[code] for code in codes], tf.int32),
+                ),
+                default_value=-1,
+            )
         self.options = options
         self.n_best = n_best
         self.tokenizer_size = tokenizer.vocabulary_size
@@ -88,7 +152,7 @@ class SignatureBuilder:
         fails loudly instead of being converted.
         """
         functions = {}
-        for name, (method, input_signature) in SIGNATURES.items():
+        for name, (method, input_signature) in signature_inputs(bool(self.languages)).items():
             function = tf.function(
                 getattr(self, method), input_signature=input_signature, autograph=False
             )
@@ -103,6 +167,62 @@ class SignatureBuilder:
         tokenized = self.tokenizer.tokenize(sentences)
         token_ids = tf.cast(tokenized.to_tensor(default_value=PAD_ID), tf.int32)
         return token_ids, tf.equal(tokenized.row_lengths(), 0)
+
+    def tag_ids(self, target_language, count, signature):
+        """int32 ``(batch,)``: the tag id of each sentence's code in
+        ``target_language``. A count other than ``count`` or a code the
+        model does not know fails the request with INVALID_ARGUMENT (before
+        any decoding)."""
+        count_check = tf.debugging.assert_equal(
+            tf.shape(target_language)[0], count,
+            message=f"{signature} needs one target_language per sentence",
+        )
+        with tf.control_dependencies([count_check]):
+            ids = self.language_table.lookup(target_language)
+        unknown = ids < 0
+        known_check = tf.debugging.Assert(
+            tf.logical_not(tf.reduce_any(unknown)),
+            [
+                tf.constant(
+                    "target_language: the model does not translate into these "
+                    f"codes; it knows {', '.join(sorted(self.languages))}:"
+                ),
+                tf.boolean_mask(target_language, unknown),
+            ],
+        )
+        with tf.control_dependencies([known_check]):
+            return tf.identity(ids)
+
+    def tagged(self, target_language, token_ids, signature, prefix_ids=None,
+               prefix_lengths=None):
+        """``(token_ids, prefix_ids, prefix_lengths)`` with each sentence's
+        language tag where the model finds it: the first source token
+        (``language_tag="source"``), or the first token of the forced
+        prefix (``"target"``; None prefixes stand for empty ones).
+        Unchanged when ``target_language`` is None (a model of one target
+        language)."""
+        if target_language is None:
+            return token_ids, prefix_ids, prefix_lengths
+        tags = self.tag_ids(target_language, tf.shape(token_ids)[0], signature)[:, None]
+        if self.language_tag == "source":
+            return tf.concat([tags, token_ids], axis=1), prefix_ids, prefix_lengths
+        if prefix_ids is None:
+            return token_ids, tags, tf.ones_like(tags[:, 0])
+        return token_ids, tf.concat([tags, prefix_ids], axis=1), prefix_lengths + 1
+
+    def check_prefix_room(self, token_ids, prefix_lengths):
+        """Fails the request unless each forced prefix leaves room for EOS
+        in its output (`Translator`'s check of ``target_prefix``)."""
+        options = self.options
+        _, limits = prepare_sources(
+            token_ids, options.max_source_length, options.max_extra_length,
+            self.max_positions,
+        )
+        tf.debugging.assert_less(
+            prefix_lengths, tf.cast(limits, tf.int32),
+            message="a prefix leaves no room for EOS in its output "
+            "(raise --max-extra-length at export or shorten the prefix)",
+        )
 
     def decode(self, token_ids, static, seed=None, prefix_ids=None, prefix_lengths=None,
                constraint_ids=None):
@@ -166,15 +286,36 @@ class SignatureBuilder:
         return {"translations": translations, "scores": scores}
 
     # --- the signatures ---
+    #
+    # ``target_language`` is None for a model of one target language (its
+    # signatures do not take it), else a string (batch,) of codes.
 
-    def serve(self, sentences):
+    def forced_tag(self, token_ids, prefix_ids, prefix_lengths):
+        """With ``language_tag="target"``, fails the request unless the
+        forced tag leaves room for EOS (as `Translator` checks its prefix)."""
+        if prefix_ids is not None:
+            self.check_prefix_room(token_ids, prefix_lengths)
+
+    def serve(self, sentences, target_language=None):
         token_ids, blank = self.pieces(sentences)
-        sequences, scores = self.decode(token_ids, self.best)
+        token_ids, prefix_ids, prefix_lengths = self.tagged(
+            target_language, token_ids, "serving_default"
+        )
+        self.forced_tag(token_ids, prefix_ids, prefix_lengths)
+        sequences, scores = self.decode(
+            token_ids, self.best, prefix_ids=prefix_ids, prefix_lengths=prefix_lengths
+        )
         return self.best_of(sequences, scores, blank)
 
-    def serve_nbest(self, sentences):
+    def serve_nbest(self, sentences, target_language=None):
         token_ids, blank = self.pieces(sentences)
-        sequences, scores = self.decode(token_ids, self.nbest)  # (batch, k, L)
+        token_ids, prefix_ids, prefix_lengths = self.tagged(
+            target_language, token_ids, "translate_nbest"
+        )
+        self.forced_tag(token_ids, prefix_ids, prefix_lengths)
+        sequences, scores = self.decode(  # (batch, k, L)
+            token_ids, self.nbest, prefix_ids=prefix_ids, prefix_lengths=prefix_lengths
+        )
         shape = tf.shape(sequences)
         flat = tf.reshape(sequences, [shape[0] * self.n_best, shape[2]])
         translations = tf.reshape(self.detokenize(flat), [shape[0], self.n_best])
@@ -183,16 +324,20 @@ class SignatureBuilder:
         return {"translations": translations, "scores": scores}
 
     def serve_token_ids(self, token_ids):
+        # Ids as given, and no target_language: a multilingual model's
+        # sources carry their language tag already (its id first, with
+        # language_tag="source"); with language_tag="target" no tag is
+        # forced.
         # Out-of-range ids would wrap (-1 reads the last embedding row):
         # fail with an error naming the vocabulary size instead.
         token_ids = check_token_ids(token_ids, self.model.vocabulary_size, "token_ids")
         sequences, scores = self.decode(token_ids, self.best)
         return {"token_ids": sequences[:, 0], "scores": scores[:, 0]}
 
-    def serve_prefix(self, sources, prefixes):
+    def serve_prefix(self, sources, prefixes, target_language=None):
         # Each output starts with its prefix's tokens ("" for none), then
-        # the beam search continues, as Translator(target_prefix=...).
-        options = self.options
+        # the beam search continues, as Translator(target_prefix=...); with
+        # language_tag="target" the language tag comes before the prefix.
         token_ids, blank = self.pieces(sources)
         prefix_pieces = self.tokenizer.tokenize(prefixes)
         tf.debugging.assert_equal(
@@ -202,21 +347,16 @@ class SignatureBuilder:
         prefix_lengths = tf.cast(prefix_pieces.row_lengths(), tf.int32)
         prefix_ids = tf.cast(prefix_pieces.to_tensor(default_value=PAD_ID), tf.int32)
         prefix_ids = tf.pad(prefix_ids, [[0, 0], [0, 1]])  # at least 1 column
-        _, limits = prepare_sources(
-            token_ids, options.max_source_length, options.max_extra_length,
-            self.max_positions,
+        token_ids, prefix_ids, prefix_lengths = self.tagged(
+            target_language, token_ids, "translate_prefix", prefix_ids, prefix_lengths
         )
-        tf.debugging.assert_less(
-            prefix_lengths, tf.cast(limits, tf.int32),
-            message="a prefix leaves no room for EOS in its output "
-            "(raise --max-extra-length at export or shorten the prefix)",
-        )
+        self.check_prefix_room(token_ids, prefix_lengths)
         sequences, scores = self.decode(
             token_ids, self.best, prefix_ids=prefix_ids, prefix_lengths=prefix_lengths
         )
         return self.best_of(sequences, scores, blank)
 
-    def serve_constrained(self, sources, constraints):
+    def serve_constrained(self, sources, constraints, target_language=None):
         # Every output contains each non-empty string of its row of
         # ``constraints`` (batch, phrases; "" pads), its tokens contiguous,
         # as Translator.translate(..., constraints=...).
@@ -234,6 +374,10 @@ class SignatureBuilder:
         lengths = tf.reduce_sum(
             tf.reshape(tf.cast(phrases.row_lengths(), tf.int32), [shape[0], shape[1]]), axis=1
         )
+        token_ids, prefix_ids, prefix_lengths = self.tagged(
+            target_language, token_ids, "translate_constrained"
+        )
+        self.forced_tag(token_ids, prefix_ids, prefix_lengths)
         _, limits = prepare_sources(
             token_ids, options.max_source_length, options.max_extra_length,
             self.max_positions,
@@ -244,22 +388,31 @@ class SignatureBuilder:
             "(raise --max-extra-length at export or shorten the constraints)",
         )
         sequences, scores = self.decode(
-            token_ids, self.constrained, constraint_ids=constraint_ids
+            token_ids, self.constrained, prefix_ids=prefix_ids,
+            prefix_lengths=prefix_lengths, constraint_ids=constraint_ids,
         )
         return self.best_of(sequences, scores, blank)
 
-    def serve_sample(self, sentences, seed):
+    def serve_sample(self, sentences, seed, target_language=None):
         # One sample per sentence (temperature/top_k/top_p fixed at
         # export); the same seed gives Translator.translate(sentences,
         # sampling=True, seed=seed)'s samples.
         token_ids, blank = self.pieces(sentences)
         tf.debugging.assert_non_negative(seed, message="seed must be >= 0")
-        sequences, scores = self.decode(token_ids, self.sample, seed=seed)
+        token_ids, prefix_ids, prefix_lengths = self.tagged(
+            target_language, token_ids, "translate_sample"
+        )
+        self.forced_tag(token_ids, prefix_ids, prefix_lengths)
+        sequences, scores = self.decode(
+            token_ids, self.sample, seed=seed, prefix_ids=prefix_ids,
+            prefix_lengths=prefix_lengths,
+        )
         return self.best_of(sequences, scores, blank)
 
-    def serve_score(self, sources, targets):
+    def serve_score(self, sources, targets, target_language=None):
         # Forced decoding, as `Translator.score`: total log P(target + EOS |
-        # source), no length penalty. Blank targets score EOS.
+        # source), no length penalty. Blank targets score EOS. A language
+        # tag forced as the target's first token counts in the score.
         max_positions = self.max_positions
         source_ids, _ = self.pieces(sources)
         target_ids, _ = self.pieces(targets)
@@ -267,6 +420,12 @@ class SignatureBuilder:
             tf.shape(source_ids)[0], tf.shape(target_ids)[0],
             message="score needs one target per source",
         )
+        if target_language is not None:
+            tags = self.tag_ids(target_language, tf.shape(source_ids)[0], "score")[:, None]
+            if self.language_tag == "source":
+                source_ids = tf.concat([tags, source_ids], axis=1)
+            else:
+                target_ids = tf.concat([tags, target_ids], axis=1)
         encoder_ids, _ = prepare_sources(
             source_ids, self.options.max_source_length, 1, max_positions
         )

@@ -23,7 +23,12 @@ from keras_transformer.models.transformer.translator import Translator
 from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 from keras_transformer.objectives.metrics import MaskedTokenAccuracy
 from keras_transformer.objectives.schedules import transformer_optimizer
-from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from keras_transformer.special_tokens import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    check_language_tag_position,
+)
 from keras_transformer.utils.file_io import read_json
 from keras_transformer.utils.private_apis import compile_task_without_sampler
 
@@ -39,6 +44,10 @@ class _TranslatorTokenizer:
     def __init__(self, tokenizer):
         self.tokenizer = tokenizer
         self.vocabulary_size = tokenizer.vocabulary_size()
+        # The SentencePiece model, where `Translator` finds the language
+        # tags of a multilingual vocabulary.
+        proto = getattr(tokenizer, "proto", None)
+        self.proto = proto if isinstance(proto, bytes) else None
 
     def encode(self, sentences):
         if not sentences:
@@ -116,6 +125,12 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
             dict of its fields): the defaults of ``generate``, saved in the
             preset. Defaults to the paper's beam 4, alpha 0.6.
         batch_size: int. Sentences per generation batch. Defaults to 32.
+        language_tag: ``"source"`` or ``"target"``: where a model trained
+            with several target languages finds its language tag
+            (`keras_transformer.Translator`'s ``language_tag``), saved in
+            the preset. ``from_preset`` of a run directory reads it from
+            the run's ``config.json``; otherwise it defaults to
+            ``"source"``.
         beam_size, alpha, max_extra_length, max_source_length, and any other
             `DecodeOptions` field: replace that field of ``decode_options``
             (keras-hub style shortcuts, e.g. ``beam_size=1``).
@@ -139,6 +154,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         preprocessor=None,
         decode_options=None,
         batch_size=32,
+        language_tag="source",
         **kwargs,
     ):
         if not isinstance(backbone, Transformer):
@@ -160,6 +176,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         decode_options = decode_options.replace(**fields) if fields else decode_options
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive int. Received: batch_size={batch_size!r}")
+        check_language_tag_position(language_tag)
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor
@@ -172,6 +189,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         # === Config ===
         self.decode_options = decode_options
         self.batch_size = batch_size
+        self.language_tag = language_tag
         self._search = "beam"
         self._translator = None
         self._translator_key = None
@@ -245,6 +263,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
             id(self.preprocessor.tokenizer),
             self.max_source_length,
             self.batch_size,
+            self.language_tag,
             tuple(id(v) for v in self.backbone.variables),
         )
         if self._translator_key != key:
@@ -253,6 +272,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
                 _TranslatorTokenizer(self.preprocessor.tokenizer),
                 max_source_length=self.max_source_length,
                 batch_size=self.batch_size,
+                language_tag=self.language_tag,
             )
             self._translator_key = key
         return self._translator
@@ -269,6 +289,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         max_output_lengths=None,
         verbose=False,
         constraints=None,
+        target_language=None,
         **option_overrides,
     ):
         """Translates strings on the package's one decode path (the search of
@@ -291,6 +312,11 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
                 contains (lexically constrained decoding, as
                 `Translator.translate`'s): one list of str per source, or
                 one list of str for a str input.
+            target_language: for a model trained with several target
+                languages (its vocabulary's language tags): the language to
+                translate into, a code such as ``"fr"``, or one code per
+                source (``Translator.translate``'s); required by such a
+                model. Its tag goes where the task's ``language_tag`` says.
             **option_overrides: `DecodeOptions` fields replacing those of
                 ``options``: ``beam_size=``, ``alpha=``, ``num_return=``
                 (n-best), ``sampling=True, top_k=, top_p=, temperature=,
@@ -349,6 +375,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
             max_output_lengths=max_output_lengths,
             verbose=verbose,
             constraints=constraints,
+            target_language=target_language,
         )
         if not scalar:
             return result
@@ -364,6 +391,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
             {
                 "decode_options": self.decode_options.to_dict(),
                 "batch_size": self.batch_size,
+                "language_tag": self.language_tag,
             }
         )
         return config
@@ -425,4 +453,5 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
                 decoder_sequence_length=length,
             )
         settings.pop("sequence_length", None)
+        settings["language_tag"] = files.language_tag()
         return cls(backbone=backbone, preprocessor=preprocessor, **{**settings, **kwargs})

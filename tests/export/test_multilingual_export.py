@@ -1,0 +1,258 @@
+"""SavedModel export of a multilingual model (a vocabulary with language
+tags): every signature that takes text also takes ``target_language``, one
+code per sentence, and serves, in a fresh process with only TensorFlow and
+tensorflow-text, what ``Translator.translate(..., target_language=...)``
+returns under the current backend, for both places of the tag
+(``language_tag`` "source" and "target"); an unknown code or a wrong count
+fails the request with INVALID_ARGUMENT. A model of one target language
+keeps the signature inputs it always had."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+
+from keras_transformer import Transformer
+from keras_transformer.data import SubwordTokenizer, default_task_splits
+from keras_transformer.export.saved_model import export_saved_model
+from keras_transformer.models.transformer.translator import Translator
+
+pytestmark = pytest.mark.slow
+
+BEAM, ALPHA, EXTRA, MAX_SOURCE = 2, 0.6, 6, 16
+VOCABULARY = 64
+LANGUAGES = ["de", "fr"]
+
+# The inputs of each signature of a model of one target language.
+PLAIN_INPUTS = {
+    "serving_default": ["sentences"],
+    "translate_nbest": ["sentences"],
+    "translate_token_ids": ["token_ids"],
+    "translate_prefix": ["prefixes", "sources"],
+    "translate_constrained": ["constraints", "sources"],
+    "translate_sample": ["seed", "sentences"],
+    "score": ["sources", "targets"],
+}
+
+SERVE = textwrap.dedent(
+    """
+    import json, sys
+    import tensorflow as tf
+    import tensorflow_text  # registers the SentencePiece ops
+    assert "keras_transformer" not in sys.modules
+    loaded = tf.saved_model.load(sys.argv[1])
+    case = json.loads(open(sys.argv[2]).read())
+    strings = lambda values: tf.constant(values, dtype=tf.string)
+
+    def plain(result):
+        out = {}
+        for key, value in result.items():
+            value = value.numpy()
+            out[key] = (
+                [[t.decode("utf-8") for t in row] for row in value] if value.ndim == 2
+                else [t.decode("utf-8") for t in value]
+            ) if value.dtype == object else value.tolist()
+        return out
+
+    def failure(signature, **inputs):
+        try:
+            loaded.signatures[signature](**inputs)
+            return "no error"
+        except tf.errors.InvalidArgumentError as error:
+            return error.message
+
+    sentences = strings(case["sentences"])
+    languages = strings(case["languages"])
+    call = lambda name, **inputs: plain(loaded.signatures[name](**inputs))
+    out = {
+        "inputs": {
+            name: sorted(function.structured_input_signature[1])
+            for name, function in loaded.signatures.items()
+        },
+        "serving_default": call("serving_default", sentences=sentences, target_language=languages),
+        "translate_nbest": call("translate_nbest", sentences=sentences, target_language=languages),
+        "translate_prefix": call(
+            "translate_prefix", sources=sentences, prefixes=strings(case["prefixes"]),
+            target_language=languages),
+        "translate_constrained": call(
+            "translate_constrained", sources=sentences,
+            constraints=tf.constant(case["constraints"], tf.string), target_language=languages),
+        "translate_sample": call(
+            "translate_sample", sentences=sentences, seed=tf.constant(5), target_language=languages),
+        "score": call(
+            "score", sources=sentences, targets=strings(case["targets"]), target_language=languages),
+        "empty": call("serving_default", sentences=strings([]), target_language=strings([])),
+        "unknown": {
+            name: failure(name, **dict(inputs, target_language=strings(["de", "xx"])))
+            for name, inputs in (
+                ("serving_default", {"sentences": strings(["nine", "two"])}),
+                ("score", {"sources": strings(["nine", "two"]), "targets": strings(["a", "b"])}),
+                ("translate_prefix", {"sources": strings(["nine", "two"]),
+                                      "prefixes": strings(["", ""])}),
+            )
+        },
+        "count": failure("serving_default", sentences=strings(["nine", "two"]),
+                         target_language=strings(["de"])),
+        "keras_transformer_imported": "keras_transformer" in sys.modules,
+    }
+    print(json.dumps(out))
+    """
+)
+
+
+def _run_directory(root, name, language_tag):
+    """A run directory of a random tiny model whose vocabulary has the tags
+    of `LANGUAGES`; its config.json names ``language_tag`` (none for
+    "source", the default)."""
+    source, target = default_task_splits(num_train=300, num_valid=1, num_test=1)["train"]
+    tokenizer = SubwordTokenizer.train(source + target, VOCABULARY, languages=LANGUAGES)
+    assert sorted(tokenizer.languages) == LANGUAGES
+    keras.utils.set_random_seed(3)
+    model = Transformer.from_preset(
+        "tiny", vocabulary_size=VOCABULARY, num_layers=1, d_model=32, num_heads=4, d_ff=64,
+        dropout_rate=0.0,
+    )  # fmt: skip
+    directory = root / name
+    directory.mkdir()
+    tokenizer.save(str(directory))
+    model.save(str(directory / "model.keras"))
+    if language_tag != "source":
+        (directory / "config.json").write_text(json.dumps({"language_tag": language_tag}))
+    return str(directory)
+
+
+@pytest.mark.parametrize("language_tag", ["source", "target"])
+def test_multilingual_export_serves_like_the_translator(language_tag, tmp_path):
+    model_dir = _run_directory(tmp_path, "run", language_tag)
+    # The run's config.json says where the tag goes (the export reads it as
+    # Translator.from_directory does).
+    version_dir = export_saved_model(
+        model_dir, str(tmp_path / "export"), beam_size=BEAM, alpha=ALPHA,
+        max_extra_length=EXTRA, max_source_length=MAX_SOURCE,
+    )  # fmt: skip
+    with open(os.path.join(version_dir, "assets.extra", "export_config.json")) as f:
+        config = json.load(f)
+    assert config["language_tag"] == language_tag
+    assert config["languages"] == {"de": 4, "fr": 5}
+    # TF Serving replays the warm-up requests: they give target_language.
+    import tensorflow as tf
+    from tensorflow_serving.apis import prediction_log_pb2
+
+    warmup = os.path.join(version_dir, "assets.extra", "tf_serving_warmup_requests")
+    requests = []
+    for record in tf.data.TFRecordDataset(warmup):
+        log = prediction_log_pb2.PredictionLog.FromString(record.numpy())
+        inputs = log.predict_log.request.inputs
+        requests.append(
+            [len(tf.make_ndarray(inputs[key])) for key in ("sentences", "target_language")]
+        )
+    assert requests and all(count == languages for count, languages in requests)
+    sentences = ["twenty-one", "three hundred forty-five", "nine", "one thousand two"]
+    languages = ["de", "fr", "fr", "de"]  # mixed in one batch
+    case = {
+        "sentences": sentences,
+        "languages": languages,
+        "prefixes": ["ein", "", "neun", "zwei"],
+        "targets": ["einundzwanzig", "dreihundert", "", "neun"],
+        "constraints": [["ein", "zwanzig"], ["hundert", ""], ["", ""], ["neun", ""]],
+    }
+    (tmp_path / "case.json").write_text(json.dumps(case))
+    (tmp_path / "serve.py").write_text(SERVE)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env.pop("KERAS_BACKEND", None)
+    result = subprocess.run(
+        [sys.executable, str(tmp_path / "serve.py"), version_dir, str(tmp_path / "case.json")],
+        capture_output=True, text=True, env=env, timeout=600, cwd=str(tmp_path), check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    served = json.loads(result.stdout.strip().splitlines()[-1])
+    assert served["keras_transformer_imported"] is False
+    # target_language comes after the other inputs of every text signature;
+    # translate_token_ids takes ids that carry their tag already.
+    expected_inputs = {
+        name: sorted(inputs + ["target_language"]) if name != "translate_token_ids" else inputs
+        for name, inputs in PLAIN_INPUTS.items()
+    }
+    assert served["inputs"] == expected_inputs
+
+    translator = Translator.from_directory(model_dir, max_source_length=MAX_SOURCE)
+    assert translator.language_tag == language_tag
+    settings = {
+        "beam_size": BEAM, "alpha": ALPHA, "max_extra_length": EXTRA, "return_scores": True
+    }
+
+    def check(name, expected):
+        texts, scores = expected
+        assert served[name]["translations"] == texts, name
+        np.testing.assert_allclose(served[name]["scores"], scores, atol=1e-3, err_msg=name)
+
+    check("serving_default", translator.translate(sentences, target_language=languages, **settings))
+    check(
+        "translate_nbest",
+        translator.translate(sentences, target_language=languages, num_return=BEAM, **settings),
+    )
+    check(
+        "translate_prefix",
+        translator.translate(
+            sentences, target_prefix=case["prefixes"], target_language=languages, **settings
+        ),
+    )
+    constraints = [[phrase for phrase in row if phrase] for row in case["constraints"]]
+    check(
+        "translate_constrained",
+        translator.translate(
+            sentences, constraints=constraints, target_language=languages, **settings
+        ),
+    )
+    samples = translator.translate(
+        sentences, beam_size=1, sampling=True, seed=5, alpha=ALPHA, max_extra_length=EXTRA,
+        target_language=languages,
+    )  # fmt: skip
+    assert served["translate_sample"]["translations"] == samples
+    np.testing.assert_allclose(
+        served["score"]["scores"],
+        translator.score(sentences, case["targets"], target_language=languages),
+        atol=1e-3,
+    )
+    # The language changes the request: not the same as all in German.
+    german = translator.translate(sentences, target_language="de", **settings)
+    assert (german[0], german[1]) != (
+        served["serving_default"]["translations"], served["serving_default"]["scores"]
+    )
+    assert served["empty"] == {"translations": [], "scores": []}
+    for name, error in served["unknown"].items():
+        assert "target_language: the model does not translate into" in error, (name, error)
+        assert "xx" in error and "de, fr" in error, (name, error)
+    assert "serving_default needs one target_language per sentence" in served["count"]
+
+
+def test_export_rejects_a_bad_language_tag(tmp_path):
+    with pytest.raises(ValueError, match="language_tag"):
+        export_saved_model(str(tmp_path), str(tmp_path / "out"), language_tag="middle")
+
+
+def test_signatures_of_one_target_language_are_unchanged():
+    from keras_transformer.export.saved_model_signatures import (
+        SIGNATURES,
+        signature_inputs,
+    )
+
+    for multilingual in (False, True):
+        inputs = {
+            name: sorted(spec.name for spec in specs)
+            for name, (_, specs) in signature_inputs(multilingual).items()
+        }
+        if multilingual:
+            assert inputs == {
+                name: sorted(names + ["target_language"]) if name != "translate_token_ids"
+                else names
+                for name, names in PLAIN_INPUTS.items()
+            }
+        else:
+            assert inputs == PLAIN_INPUTS
+            assert signature_inputs(False) == SIGNATURES
