@@ -512,6 +512,8 @@ def _run_preprocess(args):
         vocabulary_size=args.vocabulary_size,
         shard_size=args.shard_size,
         seed=args.seed,
+        languages=args.target_languages,
+        language_tag=args.language_tag,
     )
     manifest = corpus.manifest
     size = sum(
@@ -523,7 +525,15 @@ def _run_preprocess(args):
         f"{manifest['num_lines']} lines skipped: an empty side), "
         f"{corpus.num_shards} shard(s), {size / 1e6:.1f} MB, vocabulary of "
         f"{corpus.vocabulary_size} pieces\n"
-        f"  train on it with: keras-transformer train --train-corpus {corpus.path}"
+        + (
+            "  target languages: "
+            + ", ".join(f"{lang} ({n} pairs)" for lang, n in corpus.language_pairs.items())
+            + f"; tags on the {corpus.language_tag} side\n"
+            if corpus.languages
+            else ""
+        )
+        + f"  train on it with: keras-transformer train --train-corpus {corpus.path}"
+        + (f" --language-tag {corpus.language_tag}" if corpus.languages else "")
     )
     return 0
 

@@ -265,6 +265,13 @@ def _preprocess_flags():
         _flag("--seed", type=int, default=0, metavar="N",
               help="seed of the sentence sample the vocabulary is learned from "
               "(default: 0)"),
+        _flag("--target-languages", nargs="+", metavar="LANG",
+              help="one model for several target languages: the target language "
+              "of each pair of files (after glob expansion, in order); the "
+              "vocabulary reserves a tag piece per language"),
+        _flag("--language-tag", choices=("source", "target"), default="source",
+              help="where each pair's language tag goes: the source's first token "
+              "(as Marian) or the target's (forced when decoding) (default: source)"),
     )  # fmt: skip
 
 

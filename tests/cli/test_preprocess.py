@@ -114,3 +114,22 @@ def test_preprocess_errors_are_one_line(tmp_path, capsys):
     )
     assert "No SentencePiece model at" in line and "none.spm" in line
     assert not os.path.exists(tmp_path / "out" / "manifest.json")
+
+
+def test_preprocess_of_several_target_languages(tmp_path, capsys):
+    _corpus(tmp_path)
+    output = tmp_path / "multilingual"
+    argv = [
+        "preprocess", "--train-src", str(tmp_path / "europarl.en.gz"), str(tmp_path / "news.en"),
+        "--train-tgt", str(tmp_path / "europarl.de.gz"), str(tmp_path / "news.de"),
+        "--output", str(output), "--vocabulary-size", "40",
+        "--target-languages", "de", "xy", "--language-tag", "target",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "target languages: de (11 pairs), xy (6 pairs); tags on the target side" in out
+    assert "--language-tag target" in out
+    corpus = PreparedCorpus.open(output)
+    assert corpus.languages == {"de": 4, "xy": 5} and corpus.shard_languages == ["de", "xy"]
+    line = _fails(argv[:-5] + ["--target-languages", "de"], capsys, 1)
+    assert "one target language per pair of files: 1 for 2" in line

@@ -68,14 +68,20 @@ class TrainedModelFiles:
 
     def language_tag(self):
         """Where the model finds its language tag (``"source"`` or
-        ``"target"``): a run's ``config.json`` ``language_tag``; ``"source"``
-        for a preset or a run of one target language."""
-        if self.kind != "run":
-            return "source"
-        path = os.path.join(self.directory, CONFIG_FILENAME)
+        ``"target"``): a run's ``config.json`` ``language_tag``, a preset's
+        ``task.json`` task config; ``"source"`` where neither says (a model
+        of one target language, an older file)."""
+        if self.kind == "run":
+            path = os.path.join(self.directory, CONFIG_FILENAME)
+            if not os.path.isfile(path):
+                return "source"
+            return read_json(path, "run config").get("language_tag") or "source"
+        path = os.path.join(self.directory, TASK_CONFIG_FILE)
         if not os.path.isfile(path):
             return "source"
-        return read_json(path, "run config").get("language_tag") or "source"
+        task = read_json(path, "preset file")
+        config = task.get("config", {}) if isinstance(task, dict) else {}
+        return (config.get("language_tag") if isinstance(config, dict) else None) or "source"
 
     def decoding_defaults(self):
         """The decoding settings saved with the model: a run's ``config.json``
