@@ -21,6 +21,7 @@ from keras_transformer import Transformer
 from keras_transformer.data import SubwordTokenizer, default_task_splits
 from keras_transformer.export.saved_model import export_saved_model
 from keras_transformer.models.transformer.translator import Translator
+from saved_model_client import SERVE_PRELUDE
 
 pytestmark = pytest.mark.slow
 
@@ -39,32 +40,8 @@ PLAIN_INPUTS = {
     "score": ["sources", "targets"],
 }
 
-SERVE = textwrap.dedent(
+SERVE = SERVE_PRELUDE + textwrap.dedent(
     """
-    import json, sys
-    import tensorflow as tf
-    import tensorflow_text  # registers the SentencePiece ops
-    assert "keras_transformer" not in sys.modules
-    loaded = tf.saved_model.load(sys.argv[1])
-    case = json.loads(open(sys.argv[2]).read())
-    strings = lambda values: tf.constant(values, dtype=tf.string)
-
-    def plain(result):
-        out = {}
-        for key, value in result.items():
-            value = value.numpy()
-            out[key] = (
-                [[t.decode("utf-8") for t in row] for row in value] if value.ndim == 2
-                else [t.decode("utf-8") for t in value]
-            ) if value.dtype == object else value.tolist()
-        return out
-
-    def failure(signature, **inputs):
-        try:
-            loaded.signatures[signature](**inputs)
-            return "no error"
-        except tf.errors.InvalidArgumentError as error:
-            return error.message
 
     sentences = strings(case["sentences"])
     languages = strings(case["languages"])
