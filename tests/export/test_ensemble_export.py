@@ -12,12 +12,12 @@ import textwrap
 import keras
 import numpy as np
 import pytest
+from saved_model_client import SERVE_PRELUDE
 
 from keras_transformer import Transformer
 from keras_transformer.data import SubwordTokenizer, default_task_splits
 from keras_transformer.export.saved_model import export_saved_model
 from keras_transformer.models.transformer.translator import Translator
-from saved_model_client import SERVE_PRELUDE
 
 pytestmark = pytest.mark.slow
 
