@@ -243,15 +243,9 @@ def train_model(args, seed, src_ids, tgt_ids, vocabulary_size, max_updates=None)
     }
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", required=True, help="folder with Multi30k *.gz")
-    p.add_argument("--preset", default="small")
-    p.add_argument("--minutes", type=float, default=4.0,
-                   help="training budget of each model")
-    p.add_argument("--tokens-per-batch", type=int, default=8192)
-    p.add_argument("--max-length", type=int, default=64)
-    p.add_argument("--vocabulary-size", type=int, default=8000)
+def add_recipe_arguments(p):
+    """The training and decoding settings of the recipe (shared with
+    ``multi30k_multilingual_gpu.py``)."""
     p.add_argument("--dtype-policy", default="mixed_bfloat16")
     p.add_argument("--warmup-steps", type=int, default=1000)
     p.add_argument("--learning-rate-scale", type=float, default=1.0)
@@ -263,6 +257,18 @@ def main(argv=None):
     p.add_argument("--eval-batch-size", type=int, default=64)
     p.add_argument("--test-sentences", type=int, default=None,
                    help="translate only the first N test sentences (smoke runs)")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", required=True, help="folder with Multi30k *.gz")
+    p.add_argument("--preset", default="small")
+    p.add_argument("--minutes", type=float, default=4.0,
+                   help="training budget of each model")
+    p.add_argument("--tokens-per-batch", type=int, default=8192)
+    p.add_argument("--max-length", type=int, default=64)
+    p.add_argument("--vocabulary-size", type=int, default=8000)
+    add_recipe_arguments(p)
     p.add_argument("--seed", type=int, nargs="+", default=[0],
                    help="one training per seed; with two or more, the models "
                         "are also decoded as one ensemble (equal weights)")

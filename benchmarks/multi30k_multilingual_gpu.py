@@ -58,6 +58,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 from multi30k_gpu import (  # noqa: E402
+    add_recipe_arguments,
     device_name,
     read_lines,
     train_model,
@@ -91,17 +92,7 @@ def parse_args(argv):
     p.add_argument("--multilingual-vocabulary-size", type=int, default=16000,
                    help="pieces of the multilingual vocabulary (English and "
                         "every target language, language tags included)")
-    p.add_argument("--dtype-policy", default="mixed_bfloat16")
-    p.add_argument("--warmup-steps", type=int, default=1000)
-    p.add_argument("--learning-rate-scale", type=float, default=1.0)
-    p.add_argument("--label-smoothing", type=float, default=0.1)
-    p.add_argument("--steps-per-snapshot", type=int, default=200)
-    p.add_argument("--average-last-n", type=int, default=3)
-    p.add_argument("--beam-size", type=int, default=4)
-    p.add_argument("--alpha", type=float, default=0.6)
-    p.add_argument("--eval-batch-size", type=int, default=64)
-    p.add_argument("--test-sentences", type=int, default=None,
-                   help="translate only the first N test sentences (smoke runs)")
+    add_recipe_arguments(p)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true",
                    help="CPU smoke run: " + ", ".join(
