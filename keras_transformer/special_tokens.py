@@ -7,6 +7,8 @@ thing everywhere (masks are derived from ``PAD_ID``).
 
 import re
 
+import sentencepiece as spm
+
 PAD_ID = 0
 UNK_ID = 1
 BOS_ID = 2
@@ -101,8 +103,6 @@ def language_tag_ids(proto):
     """``{language: id}`` of the language tags of a SentencePiece model
     (serialized ``proto`` bytes): its control pieces ``<2xx>``; empty for a
     vocabulary of one target language."""
-    import sentencepiece as spm
-
     processor = spm.SentencePieceProcessor(model_proto=proto)
     tags = {}
     # Control symbols take the ids right after the reserved ones.
