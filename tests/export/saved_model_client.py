@@ -4,6 +4,10 @@ process: it loads a SavedModel (``sys.argv[1]``) and a JSON case
 signature's outputs as Python lists) and ``failure`` (the message of an
 INVALID_ARGUMENT, or "no error")."""
 
+import json
+import os
+import subprocess
+import sys
 import textwrap
 
 SERVE_PRELUDE = textwrap.dedent(
@@ -34,3 +38,19 @@ SERVE_PRELUDE = textwrap.dedent(
             return error.message
     """
 )
+
+
+def serve(tmp_path, script, version_dir, case):
+    """Runs ``script`` (`SERVE_PRELUDE` + a test's calls) on the SavedModel in
+    ``version_dir`` with ``case`` in a fresh process without KERAS_BACKEND,
+    and returns the JSON it prints last."""
+    (tmp_path / "case.json").write_text(json.dumps(case))
+    (tmp_path / "serve.py").write_text(script)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env.pop("KERAS_BACKEND", None)
+    result = subprocess.run(
+        [sys.executable, str(tmp_path / "serve.py"), version_dir, str(tmp_path / "case.json")],
+        capture_output=True, text=True, env=env, timeout=600, cwd=str(tmp_path), check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])

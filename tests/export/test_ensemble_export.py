@@ -5,14 +5,12 @@ returns under the current backend; bad requests fail with INVALID_ARGUMENT."""
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import keras
 import numpy as np
 import pytest
-from saved_model_client import SERVE_PRELUDE
+from saved_model_client import SERVE_PRELUDE, serve
 
 from keras_transformer import Transformer
 from keras_transformer.data import SubwordTokenizer, default_task_splits
@@ -103,16 +101,7 @@ def test_ensemble_export_serves_like_the_translator(run_dirs, tmp_path):
         "token_ids": [[5, 6, 7], [8, 0, 0]],
         "constraints": [["ein", "zwanzig"], ["hundert", ""], ["", ""], ["neun", ""]],
     }
-    (tmp_path / "case.json").write_text(json.dumps(case))
-    (tmp_path / "serve.py").write_text(SERVE)
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    env.pop("KERAS_BACKEND", None)
-    result = subprocess.run(
-        [sys.executable, str(tmp_path / "serve.py"), version_dir, str(tmp_path / "case.json")],
-        capture_output=True, text=True, env=env, timeout=600, cwd=str(tmp_path),
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    served = json.loads(result.stdout.strip().splitlines()[-1])
+    served = serve(tmp_path, SERVE, version_dir, case)
     assert served["keras_transformer_imported"] is False
     assert sorted(SIGNATURES) == [s for s in served["signatures"] if s in SIGNATURES]
     assert f"[token_ids contains id] [{VOCABULARY}]" in served["bad_token_ids"]

@@ -9,14 +9,12 @@ keeps the signature inputs it always had."""
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 
 import keras
 import numpy as np
 import pytest
-from saved_model_client import SERVE_PRELUDE
+from saved_model_client import SERVE_PRELUDE, serve
 
 from keras_transformer import Transformer
 from keras_transformer.data import SubwordTokenizer, default_task_splits
@@ -145,16 +143,7 @@ def test_multilingual_export_serves_like_the_translator(language_tag, tmp_path):
         "targets": ["einundzwanzig", "dreihundert", "", "neun"],
         "constraints": [["ein", "zwanzig"], ["hundert", ""], ["", ""], ["neun", ""]],
     }
-    (tmp_path / "case.json").write_text(json.dumps(case))
-    (tmp_path / "serve.py").write_text(SERVE)
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    env.pop("KERAS_BACKEND", None)
-    result = subprocess.run(
-        [sys.executable, str(tmp_path / "serve.py"), version_dir, str(tmp_path / "case.json")],
-        capture_output=True, text=True, env=env, timeout=600, cwd=str(tmp_path), check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    served = json.loads(result.stdout.strip().splitlines()[-1])
+    served = serve(tmp_path, SERVE, version_dir, case)
     assert served["keras_transformer_imported"] is False
     # target_language comes after the other inputs of every text signature;
     # translate_token_ids takes ids that carry their tag already.
