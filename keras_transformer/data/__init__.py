@@ -1,19 +1,32 @@
 """Data: the shared subword vocabulary, parallel text files, prepared corpora
-(token ids in memory-mapped shards), tf.data batches.
+(token ids in memory-mapped shards), batches in NumPy and in tf.data.
 
 Also the embedded default task (English -> German number words), which needs
-no download. Without TensorFlow (a JAX or PyTorch machine) the text files and
-prepared corpora still import; the tf.data pipeline does not.
+no download. Everything but the tf.data pipeline (`make_dataset`,
+`make_dataset_from_files`, `make_dataset_from_corpus`) imports without
+TensorFlow, and importing this package does not import TensorFlow: those
+three names import it when first used.
 """
 
+import importlib
+
 from keras_transformer.data.corpus import prepare_corpus
+from keras_transformer.data.corpus_batches import (
+    BatchList,
+    CorpusBatches,
+    make_batches_from_corpus,
+)
+from keras_transformer.data.corpus_stream import CorpusStream
 from keras_transformer.data.default_task import (
     default_task_splits,
     number_to_english,
     number_to_german,
     write_default_task,
 )
+from keras_transformer.data.memory_corpus import InMemoryCorpus, corpus_from_pairs
 from keras_transformer.data.options import DatasetOptions, default_bucket_lengths
+from keras_transformer.data.prefetch import Prefetcher
+from keras_transformer.data.report import DatasetReport
 from keras_transformer.data.shards import PreparedCorpus, Shard
 from keras_transformer.data.text_files import (
     ParallelFiles,
@@ -27,33 +40,50 @@ from keras_transformer.data.text_files import (
 )
 from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 
-try:
-    import tensorflow as _tensorflow  # noqa: F401
-except ImportError:  # tests/data/test_shards.py
-    TENSORFLOW_AVAILABLE = False
-else:
-    TENSORFLOW_AVAILABLE = True
+# The tf.data pipeline, imported (with TensorFlow) on first use.
+_TENSORFLOW_NAMES = {
+    "make_dataset": "keras_transformer.data.pipeline",
+    "make_dataset_from_files": "keras_transformer.data.pipeline",
+    "make_dataset_from_corpus": "keras_transformer.data.stream",
+}
 
-if TENSORFLOW_AVAILABLE:
-    from keras_transformer.data.pipeline import (
-        DatasetReport,
-        make_dataset,
-        make_dataset_from_files,
-    )
-    from keras_transformer.data.stream import CorpusStream, make_dataset_from_corpus
+
+def __getattr__(name):
+    module = _TENSORFLOW_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except ImportError as error:
+        raise ImportError(
+            f"keras_transformer.data.{name} is the tf.data pipeline and needs "
+            f"TensorFlow ({error}). Without TensorFlow use "
+            "make_batches_from_corpus (NumPy batches of a prepared corpus)."
+        ) from error
+    globals()[name] = value
+    return value
+
 
 __all__ = [
+    "BatchList",
+    "CorpusBatches",
+    "CorpusStream",
     "DatasetOptions",
+    "DatasetReport",
+    "InMemoryCorpus",
     "ParallelFiles",
     "PreparedCorpus",
     "ReadStats",
     "Shard",
     "SubwordTokenizer",
+    "Prefetcher",
     "count_lines",
+    "corpus_from_pairs",
     "default_bucket_lengths",
     "default_task_splits",
     "expand_paths",
     "iter_lines",
+    "make_batches_from_corpus",
     "number_to_english",
     "number_to_german",
     "prepare_corpus",
@@ -62,6 +92,3 @@ __all__ = [
     "write_default_task",
     "write_lines",
 ]
-if TENSORFLOW_AVAILABLE:
-    __all__ += ["DatasetReport", "make_dataset", "make_dataset_from_files"]
-    __all__ += ["CorpusStream", "make_dataset_from_corpus"]

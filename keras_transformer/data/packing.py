@@ -18,14 +18,15 @@ and keras-hub's packers (``StartEndPacker``, ``MultiSegmentPacker``) join the
 segments of one example, not several examples. Packing a pass is a
 NumPy loop over its pairs; tf.data's prefetch overlaps it with training.
 
-`packed_rows` is the ``"packed"`` strategy of `make_dataset`: `PairPacker`
-places the pairs, `fill_batch` writes each batch's arrays.
+`PairPacker` places the pairs, `fill_batch` writes each batch's arrays;
+this module is NumPy only (it imports without TensorFlow). The ``"packed"``
+strategy of `make_dataset`, in ``tf.data``, is
+`keras_transformer.data.packed_dataset.packed_rows`.
 """
 
 import dataclasses
 
 import numpy as np
-import tensorflow as tf
 
 from keras_transformer.special_tokens import PAD_ID
 
@@ -206,49 +207,7 @@ def fill_batch(batch, rows, row_length, encoder_ids, decoder_ids, labels):
     return encoder, decoder, label, encoder_segments, decoder_segments
 
 
-def packed_rows(encoder_ids, decoder_ids, labels, options):
-    """``bucketing="packed"``: batches of ``tokens_per_batch // max_length``
-    rows (a multiple of ``batch_multiple``) of ``max_length`` tokens, each
-    row holding several pairs told apart by segment ids.
-
-    The pair order of every pass comes from one generator seeded with
-    ``seed`` (a fresh seed when None): the report describes the first pass
-    exactly as the dataset yields it.
-    """
-    rows = options.tokens_per_batch // options.max_length
-    rows = rows // options.batch_multiple * options.batch_multiple
-    ids = [
-        (x.flat_values.numpy().astype(np.int32), x.row_splits.numpy())
-        for x in (encoder_ids, decoder_ids, labels)
-    ]
-    encoder_lengths = np.diff(ids[0][1])
-    decoder_lengths = np.diff(ids[1][1])
-    seed = options.seed
-    if seed is None:
-        # One seed for the report's pass and the dataset's first pass.
-        seed = int(np.random.SeedSequence().entropy % (2**63))
-
-    def batches(orders, num_passes):
-        return _packed_batches(
-            encoder_lengths, decoder_lengths, rows, orders, num_passes, options
-        )
-
-    def orders():
-        return _pass_orders(len(encoder_lengths), options.shuffle, seed)
-
-    batching = _packed_statistics(
-        batches(orders(), 1), encoder_lengths, decoder_lengths, rows, options
-    )
-    # Shared by every iteration of the dataset: each one packs the next pass.
-    dataset_orders = orders()
-    num_passes = 2**62 if options.repeat else 1
-    dataset = _packed_dataset(
-        lambda: batches(dataset_orders, num_passes), ids, rows, options
-    )
-    return dataset, batching
-
-
-def _pass_orders(num_examples, shuffle, seed):
+def pass_orders(num_examples, shuffle, seed):
     """Every pass's pair order, forever; each iteration of the dataset
     continues the sequence (a new shuffle per epoch, as
     ``reshuffle_each_iteration``), reproducible from ``seed``."""
@@ -257,7 +216,7 @@ def _pass_orders(num_examples, shuffle, seed):
         yield rng.permutation(num_examples) if shuffle else np.arange(num_examples)
 
 
-def _packed_batches(
+def packed_batches(
     encoder_lengths, decoder_lengths, rows, orders, num_passes, options
 ):
     """The `PackedBatch`es of ``num_passes`` passes (orders from ``orders``);
@@ -274,7 +233,7 @@ def _packed_batches(
             yield batch
 
 
-def _packed_statistics(batches, encoder_lengths, decoder_lengths, rows, options):
+def packed_statistics(batches, encoder_lengths, decoder_lengths, rows, options):
     """The report's batching fields for one pass of packed ``batches`` (an
     iterable, consumed batch by batch: the pass is never held in memory)."""
     max_length = options.max_length
@@ -304,33 +263,3 @@ def _packed_statistics(batches, encoder_lengths, decoder_lengths, rows, options)
         "num_shards": options.num_shards,
         "num_pairs_per_row": kept / max(1, used_rows),
     }
-
-
-def _packed_dataset(packed_batches, ids, rows, options):
-    """A ``tf.data`` dataset of the batches ``packed_batches()`` yields, each
-    filled (`fill_batch`) and cut to this process's shard of rows."""
-    max_length = options.max_length
-    shard_rows = rows // options.num_shards
-    start = options.shard_index * shard_rows
-
-    def generate():
-        for batch in packed_batches():
-            arrays = fill_batch(batch, rows, max_length, *ids)
-            encoder, decoder, label, encoder_segments, decoder_segments = (
-                x[start : start + shard_rows] for x in arrays
-            )
-            inputs = {
-                "encoder_token_ids": encoder,
-                "decoder_token_ids": decoder,
-                "encoder_segment_ids": encoder_segments,
-                "decoder_segment_ids": decoder_segments,
-            }
-            yield inputs, label
-
-    spec = tf.TensorSpec((shard_rows, max_length), tf.int32)
-    names = ("encoder_token_ids", "decoder_token_ids", "encoder_segment_ids",
-             "decoder_segment_ids")  # fmt: skip
-    dataset = tf.data.Dataset.from_generator(
-        generate, output_signature=({name: spec for name in names}, spec)
-    )
-    return dataset.prefetch(tf.data.AUTOTUNE)

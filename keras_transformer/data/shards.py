@@ -528,6 +528,16 @@ class Shard:
                 f"{[self.source.size, self.target.size]}): corrupt shard."
             )
 
+    @classmethod
+    def from_arrays(cls, name, source, target, offsets):
+        """A shard held in memory: ``source``/``target`` the ids (1-D),
+        ``offsets`` the int64 ``(num_pairs + 1, 2)`` index, as in the files."""
+        shard = cls.__new__(cls)
+        shard.name = name
+        shard.num_pairs = len(offsets) - 1
+        shard.source, shard.target, shard.offsets = source, target, offsets
+        return shard
+
     def lengths(self):
         """``(source_lengths, target_lengths)``: int64 arrays of the number of
         ids of each pair, without BOS/EOS."""

@@ -45,7 +45,10 @@ import contextlib
 import os
 
 import keras
-import tensorflow as tf
+
+if keras.config.backend() == "tensorflow":
+    # tf.distribute strategies exist under the TensorFlow backend only.
+    from keras_transformer.utils.tensorflow_devices import tf
 
 DISTRIBUTIONS = ("none", "data", "model", "multi-worker")
 

@@ -17,7 +17,11 @@ import os
 import platform
 
 import keras
-import tensorflow as tf
+
+if keras.config.backend() == "tensorflow":
+    # The device query of the TensorFlow backend; JAX and PyTorch ask their
+    # own APIs and never import TensorFlow here.
+    from keras_transformer.utils.tensorflow_devices import tf
 
 AUTO = "auto"
 BFLOAT16_POLICY = "mixed_bfloat16"

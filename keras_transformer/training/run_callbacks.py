@@ -19,7 +19,10 @@ from keras_transformer.training.epoch_checkpoints import (
 )
 from keras_transformer.training.stop_conditions import StepLimit, TimeBudget
 from keras_transformer.training.update_backup import UpdateBackup
-from keras_transformer.training.validation_bleu import ValidationBleu
+from keras_transformer.training.validation_bleu import (
+    ValidationBleu,
+    load_tensorflow_summary,
+)
 from keras_transformer.utils.console import log
 from keras_transformer.utils.run_files import (
     BEST_DIRNAME,
@@ -99,7 +102,15 @@ def run_callbacks(config, run, tokenizer, valid_pairs, resume=False, verbose=1, 
             resume=resume,
             verbose=verbose,
         )
-    tensorboard = importlib.util.find_spec("tensorboard") is not None
+    # Keras' TensorBoard callback and the validation scalars write with
+    # TensorFlow's tf.summary: event files need tensorboard and TensorFlow.
+    tensorboard = all(
+        importlib.util.find_spec(name) is not None for name in ("tensorboard", "tensorflow")
+    )
+    if tensorboard:
+        # Through the module that hides TensorFlow's GPUs under JAX and
+        # PyTorch, before Keras' callback imports it.
+        load_tensorflow_summary()
     if config.valid_bleu_sentences != 0:
         # Before the loggers: they record the val_bleu it puts in the logs.
         callbacks.append(
@@ -116,8 +127,9 @@ def run_callbacks(config, run, tokenizer, valid_pairs, resume=False, verbose=1, 
         callbacks.append(keras.callbacks.TensorBoard(run.logs_dir, write_graph=False))
     else:
         log(
-            f"(TensorBoard is not installed: metrics go to logs/{HISTORY_FILENAME}; "
-            "pip install tensorboard for event files.)",
+            f"(TensorBoard or TensorFlow is not installed: metrics go to "
+            f"logs/{HISTORY_FILENAME} and logs/{VALIDATION_LOG_FILENAME}; pip install "
+            "tensorboard tensorflow for event files.)",
             verbose,
         )
     if config.keep_checkpoints is not None:

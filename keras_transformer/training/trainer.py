@@ -44,15 +44,17 @@ import os
 import time
 
 import keras
-import tensorflow as tf
 
 from keras_transformer.data import (
+    BatchList,
+    CorpusStream,
+    DatasetOptions,
     PreparedCorpus,
     SubwordTokenizer,
+    corpus_from_pairs,
     default_bucket_lengths,
     default_task_splits,
-    make_dataset,
-    make_dataset_from_corpus,
+    make_batches_from_corpus,
     prepare_corpus,
     read_parallel,
 )
@@ -100,6 +102,11 @@ from keras_transformer.utils.run_files import (
     MODEL_FILENAME,
     VOCABULARY_FILENAME,
 )
+
+if keras.config.backend() == "tensorflow":
+    # The TensorFlow backend reads the training stream through tf.data; JAX
+    # and PyTorch through a NumPy generator, without TensorFlow.
+    from keras_transformer.data.stream import make_dataset_from_corpus
 
 # The default task's split is fixed, so that scores of different runs (and
 # seeds) are measured on the same held-out numbers.
@@ -693,14 +700,19 @@ def _claim(run, config, overwrite, verbose):
 
 
 class TrainingData:
-    """The training stream and the validation dataset of a run.
+    """The training stream and the validation batches of a run.
 
     The training data repeats forever (``steps_per_epoch`` sets the epoch)
     and can start at any batch (`train_dataset`), so that a resumed run
-    continues where its backup was taken: a prepared corpus is streamed
-    from its shards (`make_dataset_from_corpus`, in bounded memory); the
-    default task's pairs are batched in memory (`make_dataset`). The
-    validation data is one pass per epoch.
+    continues where its backup was taken. It is a `CorpusStream` of a
+    prepared corpus (memory-mapped shards, bounded memory), or of the
+    default task's pairs encoded in memory (`corpus_from_pairs`): the same
+    batches for the same seed under every backend. The TensorFlow backend
+    reads it through ``tf.data`` (`make_dataset_from_corpus`); JAX and
+    PyTorch through a Python generator whose batches a background thread
+    builds ahead (`make_batches_from_corpus`), without TensorFlow. The
+    validation pairs are batched once, in NumPy, the same way (unshuffled),
+    and fed as a `keras.utils.PyDataset` (`BatchList`) each epoch.
 
     Args:
         config: the resolved `TrainConfig`.
@@ -714,6 +726,10 @@ class TrainingData:
         # Under JAX data parallelism every batch size is a multiple of the
         # device count (and each host reads its share of every global batch).
         self.config = config
+        if not isinstance(train_data, PreparedCorpus):
+            train_data = corpus_from_pairs(
+                *train_data, tokenizer.proto, name="the training pairs"
+            )
         self.train_data = train_data
         self.tokenizer = tokenizer
         self.batching = dict(
@@ -729,41 +745,43 @@ class TrainingData:
         if valid_pairs is not None:
             translator = config.translator_options(tokenizer)
             language = translator["target_language"]
-            valid_dataset, valid_report = make_dataset(
+            corpus = corpus_from_pairs(
                 *valid_pairs,
-                tokenizer,
-                shuffle=False,
+                tokenizer.proto,
                 language_tag_id=None if language is None else tokenizer.languages[language],
                 language_tag=translator["language_tag"],
-                **self.batching,
+                name="the validation pairs",
             )
-            # A known size: Keras then shows a full progress bar and does not
-            # warn that the validation data "ran out" after the first epoch.
-            self.valid_dataset = valid_dataset.apply(
-                tf.data.experimental.assert_cardinality(valid_report.num_batches)
+            stream = CorpusStream(
+                corpus, DatasetOptions(shuffle=False, seed=0, **self.batching)
             )
+            # A known size: Keras shows a full progress bar and reads the
+            # same batches every epoch.
+            self.valid_dataset = BatchList(list(stream.batches()))
 
     def train_dataset(self, start_batch=0):
-        """The training batches from global batch ``start_batch`` on."""
+        """The training batches from global batch ``start_batch`` on: a
+        ``tf.data.Dataset`` under the TensorFlow backend, a generator of
+        NumPy batches otherwise."""
         if start_batch == 0 and self._first is not None:
             dataset, self._first = self._first, None
             return dataset
         return self._train_dataset(start_batch)[0]
 
     def _train_dataset(self, start_batch):
-        options = dict(self.batching, shuffle=True, seed=self.config.seed, repeat=True)
-        if isinstance(self.train_data, PreparedCorpus):
-            return make_dataset_from_corpus(
-                self.train_data,
-                window_size=self.config.window_size,
-                start_batch=start_batch,
-                sampling_temperature=self.config.sampling_temperature,
-                **options,
-            )
-        dataset, report = make_dataset(*self.train_data, self.tokenizer, **options)
-        # In memory the pipeline is deterministic given the seed: skipping
-        # batches replays the same shuffle.
-        return (dataset.skip(start_batch) if start_batch else dataset), report
+        options = dict(
+            self.batching,
+            shuffle=True,
+            seed=self.config.seed,
+            repeat=True,
+            window_size=self.config.window_size,
+            start_batch=start_batch,
+            sampling_temperature=self.config.sampling_temperature,
+        )
+        if keras.config.backend() == "tensorflow":
+            return make_dataset_from_corpus(self.train_data, **options)
+        batches, report = make_batches_from_corpus(self.train_data, **options)
+        return batches.generator(), report
 
 
 def _evaluate_run(config, model, tokenizer, splits, verbose):

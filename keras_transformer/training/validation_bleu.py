@@ -8,10 +8,9 @@ of ``logs/validation.csv`` and a TensorBoard scalar at its update.
 """
 
 import csv
+import importlib
 import math
 import os
-
-import tensorflow as tf
 
 from keras_transformer.models.transformer.translator import Translator
 from keras_transformer.training.evaluation import evaluate_translations
@@ -149,14 +148,27 @@ class ValidationBleu(UpdateCounter):
                      f"{result.exact_match:.6f}", f"{result.seconds:.2f}"]
                 )  # fmt: skip
         if self.tensorboard_dir is not None:
+            summary = load_tensorflow_summary()
             if self._writer is None:
-                self._writer = tf.summary.create_file_writer(self.tensorboard_dir)
+                self._writer = summary.create_file_writer(self.tensorboard_dir)
             with self._writer.as_default(step=self.updates):
-                tf.summary.scalar("update_bleu", result.bleu.score)
-                tf.summary.scalar("update_exact_match", result.exact_match)
+                summary.scalar("update_bleu", result.bleu.score)
+                summary.scalar("update_exact_match", result.exact_match)
             self._writer.flush()
 
     def on_train_end(self, logs=None):
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+
+
+def load_tensorflow_summary():
+    """``tf.summary``, TensorBoard's writer.
+
+    TensorFlow is loaded here, when a run that writes event files starts,
+    and not when the package is imported: under JAX and PyTorch, `translate`
+    and runs without TensorBoard never load it. It is loaded through
+    `keras_transformer.utils.tensorflow_devices`, which hides its GPUs
+    unless it is the backend.
+    """
+    return importlib.import_module("keras_transformer.utils.tensorflow_devices").tf.summary
