@@ -15,15 +15,20 @@ import sys
 import keras
 import numpy as np
 import pytest
+import sentencepiece as spm
 import tensorflow as tf
 from conftest import REPO_ROOT, to_numpy
 from sentencepiece import sentencepiece_model_pb2
 
 import keras_transformer as kt
+from keras_transformer.data.corpus import prepare_corpus
+from keras_transformer.data.corpus_batches import make_batches_from_corpus
+from keras_transformer.data.memory_corpus import corpus_from_pairs
 from keras_transformer.data.options import DatasetOptions
 from keras_transformer.data.pipeline import make_dataset
 from keras_transformer.data.shards import Shard, write_prepared_corpus
 from keras_transformer.data.stream import CorpusStream, make_dataset_from_corpus
+from keras_transformer.data.text_files import write_lines
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
 V = 50  # vocabulary size of the tiny corpora
@@ -312,6 +317,7 @@ def test_streamed_packed_rows_give_the_logits_of_pairs_alone(corpus):
 PROCESS_SCRIPT = """
 import json, sys
 import numpy as np
+from keras_transformer.data.corpus_batches import make_batches_from_corpus
 from keras_transformer.data.options import DatasetOptions
 from keras_transformer.data.shards import Shard
 from keras_transformer.data.stream import CorpusStream
@@ -476,12 +482,78 @@ def test_start_batch_continues_the_uninterrupted_stream(corpus, bucketing, monke
 
 
 # ----------------------------------------------------------------------------
+# The NumPy path (JAX and PyTorch) yields the tf.data path's batches.
+
+
+@pytest.mark.parametrize("bucketing", ["separate", "joint", "packed"])
+def test_numpy_batches_are_the_tf_data_batches(corpus, bucketing):
+    settings = [
+        dict(repeat=False),
+        dict(repeat=True, start_batch=3),
+        # A resumed second process of two: its rows of the global batches.
+        dict(repeat=True, start_batch=2, num_shards=2, shard_index=1, batch_multiple=2),
+    ]
+    for changes in settings:
+        start_batch = changes.pop("start_batch", 0)
+        options = _options(bucketing=bucketing, **changes)
+        kwargs = dict(window_size=40, cycle_length=2, start_batch=start_batch)
+        dataset, report = make_dataset_from_corpus(corpus, options, **kwargs)
+        batches, numpy_report = make_batches_from_corpus(corpus, options, **kwargs)
+        assert numpy_report == report
+        if options.repeat:
+            count = 2 * report.num_batches + 1  # into the third pass
+            expected = _numpy(dataset.take(count))
+            actual = list(itertools.islice(batches.generator(), count))
+            assert len(actual) == count
+            _assert_same_batches(actual, expected)
+        else:
+            # Each iteration is the next pass, shuffled anew, on both paths.
+            passes = [_numpy(dataset), _numpy(dataset)]
+            _assert_same_batches(list(batches.generator()), passes[0])
+            _assert_same_batches(list(batches), passes[1])
+            with pytest.raises(AssertionError):
+                _assert_same_batches(passes[1], passes[0])
+
+
+def test_the_in_memory_corpus_is_the_prepared_one(tmp_path, pairs):
+    """Sentence pairs encoded in memory give the batches of the same pairs
+    prepared into shards."""
+    rng = np.random.default_rng(0)
+    words = ["one", "two", "three", "four", "five", "six", "seven", "eight"]
+    sources = [" ".join(rng.choice(words, rng.integers(1, 9))) for _ in range(300)]
+    targets = [" ".join(rng.choice(words, rng.integers(1, 9))) for _ in range(300)]
+    write_lines(tmp_path / "train.src", sources)
+    write_lines(tmp_path / "train.tgt", targets)
+    prepared = prepare_corpus(
+        str(tmp_path / "train.src"), str(tmp_path / "train.tgt"), str(tmp_path / "c"),
+        vocabulary_size=40, shard_size=1000, seed=0, verbose=0,
+    )  # fmt: skip
+    proto = (tmp_path / "c" / "vocab.spm").read_bytes()
+    in_memory = corpus_from_pairs(sources, targets, proto)
+    processor = spm.SentencePieceProcessor(model_proto=proto)
+    ids, _ = in_memory.shard(0).gather([4], "target")
+    assert ids.tolist() == processor.encode(targets[4])
+    np.testing.assert_array_equal(in_memory.length_histogram, prepared.length_histogram)
+    for bucketing in ("separate", "packed"):
+        options = _options(bucketing=bucketing, vocabulary_size=40)
+        expected = list(CorpusStream(prepared, options, window_size=50).batches())
+        actual = list(CorpusStream(in_memory, options, window_size=50).batches())
+        _assert_same_batches(actual, expected)
+    tagged = corpus_from_pairs(sources[:2], targets[:2], proto, language_tag_id=7)
+    ids, _ = tagged.shard(0).gather([1], "source")
+    assert ids.tolist() == [7] + processor.encode(sources[1])
+    with pytest.raises(ValueError, match="as many sentences"):
+        corpus_from_pairs(sources, targets[:3], proto)
+
+
+# ----------------------------------------------------------------------------
 # A repeated dataset lets the process exit.
 
 EXIT_SCRIPT = """
 import sys
 import tensorflow as tf
 from keras_transformer.data.pipeline import make_dataset
+from keras_transformer.data.corpus_batches import make_batches_from_corpus
 from keras_transformer.data.stream import make_dataset_from_corpus
 
 options = dict(bucketing="packed", repeat=True, seed=0, tokens_per_batch=96,
@@ -497,7 +569,9 @@ class NumberTokenizer:
 
 
 in_memory, _ = make_dataset(["4 5 6"] * 50, ["7 8"] * 50, NumberTokenizer(), **options)
-for dataset in (streamed, in_memory):
+# The NumPy path's thread, left mid-stream with batches waiting in its queue.
+prefetched, _ = make_batches_from_corpus(sys.argv[1], window_size=20, prefetch=2, **options)
+for dataset in (streamed, in_memory, prefetched.generator(), iter(prefetched)):
     for step, _ in enumerate(dataset):
         if step == 3:
             break
