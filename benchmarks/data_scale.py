@@ -17,10 +17,15 @@ of its own:
   prepared shards for one update: the wall time from the process start to
   its exit (an upper bound of the time to the first update: it includes
   the import, the model's compilation and saving the final model);
-- ``pipeline``: the training stream of the shards alone
-  (`make_dataset_from_corpus`, packed, 128 tokens, 4,096 tokens per batch)
-  in a process pinned to one core: target tokens (labels that are not
-  padding) per second over 300 batches, after 20 batches of warmup.
+- ``pipeline``: the training stream of the shards alone (packed, 128
+  tokens, 4,096 tokens per batch) in a process pinned to one core: target
+  tokens (labels that are not padding) per second over 300 batches, after
+  20 batches of warmup, and the process's peak memory, for each input path
+  (``--pipeline-paths``, a process each): ``stream`` (`CorpusStream.batches`
+  in the loop), ``numpy_path`` (what ``fit`` reads under JAX and PyTorch:
+  the batches built in a background thread, `make_batches_from_corpus`)
+  and ``tf_data`` (what ``fit`` reads under TensorFlow,
+  `make_dataset_from_corpus`).
 
 Peak memory is read two ways: ``max_rss_mib``, the largest resident set of
 any one process of the command (``wait4``'s ``ru_maxrss``: the
@@ -169,17 +174,38 @@ def cli(*args):
     return [sys.executable, "-m", "keras_transformer", *args]
 
 
-def pipeline_rate(corpus, batches=300, warmup=20):
-    """Runs in a worker process pinned to one core; prints JSON."""
+PIPELINE_PATHS = ("stream", "numpy_path", "tf_data")
+
+
+def pipeline_rate(corpus, path, batches=300, warmup=20):
+    """Runs in a worker process pinned to one core; prints JSON.
+
+    ``path``: ``"stream"`` iterates `CorpusStream.batches` in the loop
+    itself; ``"numpy_path"`` is what ``fit`` reads under JAX and PyTorch
+    (`make_batches_from_corpus`'s generator: the batches built in a
+    background thread, on the same core here); ``"tf_data"`` is what ``fit``
+    reads under TensorFlow (`make_dataset_from_corpus`, iterated as NumPy).
+    The same batches on all three (same seed)."""
+    import resource
+
     os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-    from keras_transformer.data.stream import CorpusStream
+    from keras_transformer.data.corpus_batches import make_batches_from_corpus
+    from keras_transformer.data.corpus_stream import CorpusStream
     from keras_transformer.data.options import DatasetOptions
 
     options = DatasetOptions(
         tokens_per_batch=4096, max_length=128, bucketing="packed", seed=0, repeat=True
     )
-    stream = CorpusStream(corpus, options)
-    iterator = stream.batches()
+    if path == "stream":
+        iterator = CorpusStream(corpus, options).batches()
+    elif path == "numpy_path":
+        feed, _ = make_batches_from_corpus(corpus, options)
+        iterator = feed.generator()
+    else:
+        from keras_transformer.data.stream import make_dataset_from_corpus
+
+        dataset, _ = make_dataset_from_corpus(corpus, options)
+        iterator = dataset.as_numpy_iterator()
     for _ in range(warmup):
         next(iterator)
     start = time.perf_counter()
@@ -189,8 +215,10 @@ def pipeline_rate(corpus, batches=300, warmup=20):
         tokens += int(np.count_nonzero(labels))
     seconds = time.perf_counter() - start
     print(json.dumps({
-        "batches": batches, "target_tokens": tokens, "seconds": round(seconds, 3),
-        "target_tokens_per_second": round(tokens / seconds),
+        "path": path, "batches": batches, "target_tokens": tokens,
+        "seconds": round(seconds, 3), "target_tokens_per_second": round(tokens / seconds),
+        "max_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "load_average": os.getloadavg(),
     }))  # fmt: skip
 
 
@@ -238,14 +266,18 @@ def run(num_pairs, args):
             os.path.join(work, "first_update.log"), env,
         )  # fmt: skip
     if "pipeline" in args.steps:
-        out = subprocess.run(
-            [sys.executable, __file__, "--pipeline-worker", corpus],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        result["pipeline"] = json.loads(out.stdout.strip().splitlines()[-1])
+        # Each input path in a process of its own (its own peak memory).
+        paths = {}
+        for path in args.pipeline_paths:
+            out = subprocess.run(
+                [sys.executable, __file__, "--pipeline-worker", corpus, "--path", path],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            paths[path] = json.loads(out.stdout.strip().splitlines()[-1])
+        result["pipeline"] = dict(paths.get("stream", {}), paths=paths)
     os.makedirs(RESULTS, exist_ok=True)
     path = os.path.join(RESULTS, f"data_scale_{num_pairs}.json")
     if os.path.exists(path):  # The steps not run keep their earlier results.
@@ -268,10 +300,15 @@ def main():
     parser.add_argument("--backend", default="tensorflow")
     parser.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS))
     parser.add_argument("--skip", nargs="+", choices=STEPS, default=[])
+    parser.add_argument(
+        "--pipeline-paths", nargs="+", choices=PIPELINE_PATHS, default=list(PIPELINE_PATHS),
+        help="the input paths the pipeline step measures",
+    )
     parser.add_argument("--pipeline-worker", metavar="CORPUS", help=argparse.SUPPRESS)
+    parser.add_argument("--path", choices=PIPELINE_PATHS, default="stream", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.pipeline_worker:
-        pipeline_rate(args.pipeline_worker)
+        pipeline_rate(args.pipeline_worker, args.path)
         return
     args.steps = [step for step in args.steps if step not in args.skip]
     if not os.path.isfile(os.path.join(args.multi30k, "train.en.gz")):

@@ -88,6 +88,9 @@ class CorpusBatches:
     Attributes:
         last_iterator: the `Prefetcher` of the latest iteration (its
             ``wait_seconds`` says how long the consumer waited), or None.
+        num_batches: int. Batches handed out by `generator`, all iterations.
+        wait_seconds: float. Time `generator` waited for them (the
+            prefetching thread was behind).
     """
 
     def __init__(self, stream, start_batch=0, prefetch=DEFAULT_DEPTH):
@@ -96,6 +99,12 @@ class CorpusBatches:
         self.prefetch = check_int("prefetch", prefetch, minimum=0)
         self._iterations = itertools.count()
         self.last_iterator = None
+        self.num_batches = 0
+        self._fed = []  # The prefetchers of `generator`'s iterations.
+
+    @property
+    def wait_seconds(self):
+        return sum(prefetcher.wait_seconds for prefetcher in self._fed)
 
     def _batches(self):
         iteration = next(self._iterations)
@@ -115,12 +124,15 @@ class CorpusBatches:
         """A Python generator of the next iteration's batches (for
         ``model.fit``); closing it stops the prefetching thread."""
         iterator = iter(self)
+        if isinstance(iterator, Prefetcher):
+            self._fed.append(iterator)
         try:
-            yield from iterator
+            for batch in iterator:
+                self.num_batches += 1
+                yield batch
         finally:
-            close = getattr(iterator, "close", None)
-            if close is not None:
-                close()
+            if isinstance(iterator, Prefetcher):
+                iterator.close()
 
 
 class BatchList(keras.utils.PyDataset):

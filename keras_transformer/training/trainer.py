@@ -606,6 +606,9 @@ def _fit(config, run, tokenizer, splits, datasets, resume, extra_callbacks, verb
         + (f"; stopped: {fitted.stop_reason}." if fitted.stop_reason else "."),
         verbose,
     )
+    summary = datasets.input_summary(fitted.train_seconds)
+    if summary is not None:
+        log(summary, verbose)
     return fitted
 
 
@@ -726,6 +729,7 @@ class TrainingData:
         # Under JAX data parallelism every batch size is a multiple of the
         # device count (and each host reads its share of every global batch).
         self.config = config
+        self._feeds = []  # The `CorpusBatches` fed to fit (JAX, PyTorch).
         if not isinstance(train_data, PreparedCorpus):
             train_data = corpus_from_pairs(
                 *train_data, tokenizer.proto, name="the training pairs"
@@ -781,7 +785,22 @@ class TrainingData:
         if keras.config.backend() == "tensorflow":
             return make_dataset_from_corpus(self.train_data, **options)
         batches, report = make_batches_from_corpus(self.train_data, **options)
+        self._feeds.append(batches)
         return batches.generator(), report
+
+    def input_summary(self, seconds):
+        """A line on the NumPy input path (JAX and PyTorch): batches fed and
+        the time ``fit`` waited for them, out of ``seconds``; None under the
+        TensorFlow backend (tf.data)."""
+        if not self._feeds:
+            return None
+        batches = sum(feed.num_batches for feed in self._feeds)
+        waited = sum(feed.wait_seconds for feed in self._feeds)
+        return (
+            f"Input pipeline: {batches} batches built in a background thread; "
+            f"the training loop waited {waited:.2f} s for them "
+            f"({waited / max(seconds, 1e-9):.1%} of {seconds:.0f} s in fit)."
+        )
 
 
 def _evaluate_run(config, model, tokenizer, splits, verbose):
