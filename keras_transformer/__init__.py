@@ -11,18 +11,26 @@ The package is layered; a module imports only from its own layer or lower:
 ``models`` < ``data`` < ``training`` < ``export`` < ``cli``
 (``tests/test_layering.py`` checks it).
 
-TensorFlow and keras-hub are dependencies of the package. Where they are not
-installed (a GPU machine with only JAX or PyTorch), the model, its layers,
-the objectives, the model-agnostic decoding and prepared corpora
-(`prepare_corpus`, `PreparedCorpus`) still import; the tokenizer, the
-keras-hub task, the tf.data pipeline, training and export need both.
+TensorFlow and keras-hub are dependencies of the package, but under JAX and
+PyTorch only the ``tf.data`` pipeline, graph tokenization and the SavedModel
+export need TensorFlow and TensorFlow Text. Where they are not installed (a
+GPU machine with only JAX or PyTorch), the model, its layers, the
+objectives, the decoding, the tokenizer (in Python, through
+``sentencepiece``), the `Translator`, prepared corpora and checkpoint
+averaging import and run; `export_saved_model` says that it needs
+TensorFlow. keras-hub imports TensorFlow whenever it is installed; without
+keras-hub the model is a plain ``keras.Model`` and the keras-hub task is
+absent.
 """
 
 from keras_transformer import layers
 from keras_transformer.data.corpus import prepare_corpus
+from keras_transformer.data.options import DatasetOptions
 from keras_transformer.data.shards import PreparedCorpus
 from keras_transformer.decoding.ensemble import Ensemble
 from keras_transformer.decoding.options import DecodeOptions
+from keras_transformer.export.saved_model import export_saved_model
+from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 from keras_transformer.models.transformer.transformer import Transformer
 from keras_transformer.models.transformer.transformer_backbone import (
     KERAS_HUB_AVAILABLE,
@@ -33,6 +41,7 @@ from keras_transformer.models.transformer.transformer_presets import (
     list_presets,
     register_trained_preset,
 )
+from keras_transformer.models.transformer.translator import Translator
 from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 from keras_transformer.objectives.metrics import MaskedTokenAccuracy
 from keras_transformer.objectives.schedules import (
@@ -40,21 +49,14 @@ from keras_transformer.objectives.schedules import (
     transformer_optimizer,
 )
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from keras_transformer.training.checkpoints import average_checkpoints
+from keras_transformer.utils.dependencies import is_installed
 from keras_transformer.version import __version__
 
-try:
-    import tensorflow as _tensorflow  # noqa: F401
-except ImportError:  # tests/test_optional_dependencies.py
-    TENSORFLOW_AVAILABLE = False
-else:
-    TENSORFLOW_AVAILABLE = True
+# Whether TensorFlow can be imported (found without importing it).
+TENSORFLOW_AVAILABLE = is_installed("tensorflow")
 
-if TENSORFLOW_AVAILABLE and KERAS_HUB_AVAILABLE:
-    from keras_transformer.data.options import DatasetOptions
-    from keras_transformer.data.pipeline import make_dataset, make_dataset_from_files
-    from keras_transformer.data.stream import CorpusStream, make_dataset_from_corpus
-    from keras_transformer.export.saved_model import export_saved_model
-    from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
+if KERAS_HUB_AVAILABLE:
     from keras_transformer.models.transformer.transformer_seq_2_seq_lm import (
         TransformerSeq2SeqLM,
     )
@@ -64,8 +66,10 @@ if TENSORFLOW_AVAILABLE and KERAS_HUB_AVAILABLE:
     from keras_transformer.models.transformer.transformer_tokenizer import (
         TransformerTokenizer,
     )
-    from keras_transformer.models.transformer.translator import Translator
-    from keras_transformer.training.checkpoints import average_checkpoints
+
+if TENSORFLOW_AVAILABLE:
+    from keras_transformer.data.pipeline import make_dataset, make_dataset_from_files
+    from keras_transformer.data.stream import CorpusStream, make_dataset_from_corpus
     from keras_transformer.training.config import TrainConfig
     from keras_transformer.training.trainer import train
 
@@ -77,15 +81,20 @@ __all__ = [
     "PRESETS",
     "TENSORFLOW_AVAILABLE",
     "UNK_ID",
+    "DatasetOptions",
     "DecodeOptions",
     "Ensemble",
     "LabelSmoothedCrossEntropy",
     "MaskedTokenAccuracy",
     "PreparedCorpus",
+    "SubwordTokenizer",
     "Transformer",
     "TransformerBackbone",
     "TransformerSchedule",
+    "Translator",
     "__version__",
+    "average_checkpoints",
+    "export_saved_model",
     "layers",
     "list_presets",
     "prepare_corpus",
@@ -93,18 +102,16 @@ __all__ = [
     "register_trained_preset",
     "transformer_optimizer",
 ]
-if TENSORFLOW_AVAILABLE and KERAS_HUB_AVAILABLE:
+if KERAS_HUB_AVAILABLE:
     __all__ += [
-        "DatasetOptions",
-        "SubwordTokenizer",
-        "TrainConfig",
         "TransformerSeq2SeqLM",
         "TransformerSeq2SeqLMPreprocessor",
         "TransformerTokenizer",
-        "Translator",
-        "average_checkpoints",
-        "export_saved_model",
+    ]
+if TENSORFLOW_AVAILABLE:
+    __all__ += [
         "CorpusStream",
+        "TrainConfig",
         "make_dataset",
         "make_dataset_from_corpus",
         "make_dataset_from_files",

@@ -32,7 +32,11 @@ LAYER_ORDER = (
     ("export",),
     ("cli", "__main__"),
 )
-OPTIONAL_DEPENDENCIES = {"jax", "torch", "ctranslate2", "matplotlib"}
+# TensorFlow and TensorFlow Text are optional under JAX and PyTorch: the
+# graph tokenizer imports them at its first use.
+OPTIONAL_DEPENDENCIES = {
+    "jax", "torch", "ctranslate2", "matplotlib", "tensorflow", "tensorflow_text",
+}
 
 
 def _modules():

@@ -1,6 +1,6 @@
 """Without TensorFlow and keras-hub (a GPU machine with only JAX or PyTorch),
-the model, its layers, the objectives and the decoding import and train; the
-parts that need TensorFlow say so when used."""
+the model, its layers, the objectives, the decoding and the tokenizer import
+and run; the parts that need TensorFlow say so when used."""
 
 import subprocess
 import sys
@@ -22,7 +22,14 @@ from keras_transformer.decoding import DecodeOptions, Generator
 from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 
 assert not kt.TENSORFLOW_AVAILABLE and not kt.KERAS_HUB_AVAILABLE
-assert all(hasattr(kt, name) for name in kt.__all__) and "Translator" not in kt.__all__
+assert all(hasattr(kt, name) for name in kt.__all__)
+assert {"Translator", "SubwordTokenizer", "average_checkpoints"} <= set(kt.__all__)
+assert "make_dataset" not in kt.__all__ and "TransformerSeq2SeqLM" not in kt.__all__
+try:
+    kt.export_saved_model("no_such_run", "exported")
+    raise SystemExit("export_saved_model did not refuse")
+except ImportError as error:
+    assert "needs tensorflow" in str(error) and "pip install" in str(error), error
 model = kt.Transformer.from_preset("tiny", vocabulary_size=50, num_layers=1, d_model=32,
                                    num_heads=2, d_ff=64)
 model.compile(optimizer=kt.transformer_optimizer(d_model=32), loss=kt.LabelSmoothedCrossEntropy())
@@ -30,11 +37,13 @@ rng = np.random.default_rng(0)
 x = {"encoder_token_ids": rng.integers(4, 50, (4, 6)), "decoder_token_ids": rng.integers(4, 50, (4, 5))}
 model.fit(x, rng.integers(4, 50, (4, 5)), epochs=1, verbose=0)
 sequences, _ = Generator(model).decode(rng.integers(4, 50, (2, 5)).tolist(), DecodeOptions(beam_size=2), 8)
-try:
-    SubwordTokenizer(b"")
-    raise SystemExit("SubwordTokenizer did not refuse")
-except ImportError as error:
-    assert "needs TensorFlow" in str(error), error
+# The tokenizer runs in Python through sentencepiece.
+tokenizer = SubwordTokenizer.train(["two dogs play", "a cat sleeps", "dogs and cats"] * 20, 30)
+ids = tokenizer.tokenize(["two dogs", ""])
+assert ids[1] == [] and tokenizer.detokenize(ids) == ["two dogs", ""], ids
+assert tokenizer.tokenize("a cat") == ids[0][:0] + tokenizer.encode(["a cat"])[0]
+assert tokenizer.id_to_piece([0, 1, 2, 3]) == ["<pad>", "<unk>", "<s>", "</s>"]
+assert "tensorflow" not in [m for m in sys.modules if sys.modules[m] is not None]
 print("ok")
 """
 

@@ -27,6 +27,7 @@ import keras
 
 from keras_transformer.cli.commands import _COMMANDS, _train_config
 from keras_transformer.cli.parser import _REEXEC_MARKER, build_parser
+from keras_transformer.utils.dependencies import MissingDependencyError
 
 
 def _requested_backend(args):
@@ -59,9 +60,12 @@ def _ensure_backend(backend, argv, replace_process):
     return subprocess.run(command, env=env).returncode
 
 
-# Errors a user can cause (bad files, arguments, directories): their message
-# is the whole story. Anything else is reported as an internal error.
-_USER_ERRORS = (ValueError, OSError, zipfile.BadZipFile, RuntimeError, EOFError)
+# Errors a user can cause (bad files, arguments, directories, a feature's
+# missing dependency): their message is the whole story. Anything else is
+# reported as an internal error.
+_USER_ERRORS = (
+    ValueError, OSError, zipfile.BadZipFile, RuntimeError, EOFError, MissingDependencyError,
+)
 
 
 def _error_message(error):

@@ -8,9 +8,9 @@ import keras
 
 from keras_transformer.decoding.search import compiled_loop_bodies
 
-try:
+if keras.config.backend() == "tensorflow":
     import tensorflow as tf
-except ImportError:  # TensorFlow is needed only on its own backend.
+else:  # Only the TensorFlow backend's paths use TensorFlow.
     tf = None
 
 

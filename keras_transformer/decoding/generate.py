@@ -67,9 +67,9 @@ from keras_transformer.decoding.search import (
 from keras_transformer.decoding.sources import prepare_sources
 from keras_transformer.utils.validation import check_choice, check_int
 
-try:
+if keras.config.backend() == "tensorflow":
     import tensorflow as tf
-except ImportError:  # TensorFlow is needed only on its own backend.
+else:  # Only the TensorFlow backend's paths use TensorFlow.
     tf = None
 
 __all__ = [

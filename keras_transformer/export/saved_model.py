@@ -88,13 +88,10 @@ import subprocess
 import sys
 
 import keras
-import tensorflow as tf
-from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
 
 from keras_transformer.decoding.ensemble import check_weights, members
 from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.decoding.sources import check_vocabulary
-from keras_transformer.export.saved_model_signatures import SignatureBuilder
 from keras_transformer.models.transformer.transformer_loader import (
     find_trained_models,
     load_models,
@@ -104,7 +101,20 @@ from keras_transformer.special_tokens import (
     check_language_tag_position,
     language_tag_ids,
 )
+from keras_transformer.utils.dependencies import require
 from keras_transformer.utils.validation import check_choice, check_int
+
+if keras.config.backend() == "tensorflow":
+    import tensorflow as tf
+
+    from keras_transformer.export.saved_model_signatures import SignatureBuilder
+
+    try:
+        from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
+    except ImportError:  # `require` below names it when an export starts.
+        model_pb2 = predict_pb2 = prediction_log_pb2 = None
+else:  # The export runs in a TensorFlow-backend child process (below).
+    tf = SignatureBuilder = model_pb2 = predict_pb2 = prediction_log_pb2 = None
 
 WARMUP_SENTENCES = ("A man is running.", "Two dogs play in the snow.", "")
 
@@ -315,7 +325,18 @@ def export_saved_model(
     Works under every Keras backend: outside TensorFlow it runs the export in
     a subprocess with ``KERAS_BACKEND=tensorflow``. Returns the version
     directory.
+
+    Raises:
+        MissingDependencyError: (an ImportError) before any work, when
+            TensorFlow, TensorFlow Text or the TF Serving API is not
+            installed.
     """
+    require(
+        "The SavedModel export",
+        ("tensorflow", "tensorflow_text", "tensorflow_serving"),
+        "tensorflow tensorflow-text tensorflow-serving-api; `keras-transformer export "
+        "--format ctranslate2` needs none of them",
+    )
     _export_options(beam_size, alpha, max_extra_length, max_source_length, n_best, sampling)
     check_choice("quantize", quantize, (None, "int8"))
     if language_tag is not None:

@@ -29,9 +29,9 @@ import keras
 import numpy as np
 from keras import ops
 
-try:
+if keras.config.backend() == "tensorflow":
     import tensorflow as tf
-except ImportError:  # TensorFlow is needed only on its own backend.
+else:  # Only the TensorFlow backend's paths use TensorFlow.
     tf = None
 import itertools
 

@@ -6,20 +6,12 @@ library's internals, so that an upgrade of Keras, keras-hub or TF Text has
 one module to check.
 """
 
+import functools
 import hashlib
 
 import keras
 
-try:
-    import tensorflow as tf
-    import tensorflow_text as tf_text
-    from tensorflow.python.trackable.resource import (
-        TrackableResource as _TrackableResource,
-    )
-    from tensorflow_text.python.ops import sentencepiece_tokenizer as tf_text_sp
-except ImportError:  # TensorFlow is needed only by the tokenizer and export.
-    tf = tf_text = tf_text_sp = None
-    _TrackableResource = object
+from keras_transformer.utils.dependencies import MissingDependencyError
 
 try:
     from keras_hub.models import CausalLM
@@ -115,38 +107,67 @@ class SentencePieceTokenizerBase(SentencePieceTokenizer):
 # --- TensorFlow Text ---
 
 
-class _SharedModelResource(_TrackableResource):
-    """The SentencePiece model resource, under a name derived from the model.
+@functools.cache
+def _tensorflow_text():
+    """``(tensorflow, tensorflow_text, its sentencepiece op module)``,
+    imported at the first graph tokenizer (never by the Python path)."""
+    try:
+        import tensorflow as tf
+        import tensorflow_text as tf_text
+        from tensorflow_text.python.ops import sentencepiece_tokenizer as tf_text_sp
+    except ImportError as error:
+        raise MissingDependencyError(
+            "Tokenizing inside TensorFlow graphs needs TensorFlow and TensorFlow "
+            "Text (pip install tensorflow tensorflow-text), which are not "
+            f"installed ({error}); Python strings tokenize without them."
+        ) from error
+    return tf, tf_text, tf_text_sp
 
-    tf_text creates the resource *private to its kernel*, and the eager
-    kernel cache owns that kernel: ``tf.random.set_seed``,
-    ``keras.utils.set_random_seed`` and ``keras.backend.clear_session`` clear
-    the cache and the tokenizer then fails with "Resource ...
-    SentencepieceResource does not exist" (tensorflow/text#570). With a
-    ``shared_name`` the resource belongs to the resource manager instead and
-    survives; equal models share one resource, which lives as long as the
-    process (a few MB per distinct model). It is re-created from the model
-    bytes when a SavedModel is loaded.
-    """
 
-    def __init__(self, proto):
-        super().__init__()
-        self._proto = proto
-        digest = hashlib.sha256(proto).hexdigest()[:24]
-        self._shared_name = f"keras_transformer_spm_{digest}"
-        _ = self.resource_handle  # Creates the resource now.
+@functools.cache
+def _shared_model_resource_class():
+    """`_SharedModelResource`, defined once TensorFlow is loaded."""
+    tf, _, tf_text_sp = _tensorflow_text()
 
-    def _create_resource(self):
-        return tf_text_sp.gen_sentencepiece_tokenizer.sentencepiece_op(
-            model=self._proto, shared_name=self._shared_name
-        )
+    class _SharedModelResource(tf.saved_model.experimental.TrackableResource):
+        """The SentencePiece model resource, under a name derived from the model.
+
+        tf_text creates the resource *private to its kernel*, and the eager
+        kernel cache owns that kernel: ``tf.random.set_seed``,
+        ``keras.utils.set_random_seed`` and ``keras.backend.clear_session``
+        clear the cache and the tokenizer then fails with "Resource ...
+        SentencepieceResource does not exist" (tensorflow/text#570). With a
+        ``shared_name`` the resource belongs to the resource manager instead
+        and survives; equal models share one resource, which lives as long as
+        the process (a few MB per distinct model). It is re-created from the
+        model bytes when a SavedModel is loaded.
+        """
+
+        def __init__(self, proto):
+            super().__init__()
+            self._proto = proto
+            digest = hashlib.sha256(proto).hexdigest()[:24]
+            self._shared_name = f"keras_transformer_spm_{digest}"
+            _ = self.resource_handle  # Creates the resource now.
+
+        def _create_resource(self):
+            return tf_text_sp.gen_sentencepiece_tokenizer.sentencepiece_op(
+                model=self._proto, shared_name=self._shared_name
+            )
+
+    return _SharedModelResource
 
 
 def make_tf_sentencepiece_tokenizer(proto):
-    tokenizer = tf_text.SentencepieceTokenizer(model=proto, out_type=tf.int32)
     """A TF Text SentencePiece tokenizer (int32 ids) whose model resource
     survives `tf.random.set_seed` (see `_SharedModelResource`). TF Text has
     no option for a shared resource, so its private one is replaced
-    (tests/models/transformer/test_tokenizer.py checks that this still works)."""
-    tokenizer._model_resource = _SharedModelResource(proto)
+    (tests/models/transformer/test_tokenizer.py checks that this still works).
+
+    Raises:
+        MissingDependencyError: TensorFlow or TensorFlow Text is not installed.
+    """
+    tf, tf_text, _ = _tensorflow_text()
+    tokenizer = tf_text.SentencepieceTokenizer(model=proto, out_type=tf.int32)
+    tokenizer._model_resource = _shared_model_resource_class()(proto)
     return tokenizer

@@ -141,7 +141,7 @@ def test_the_vocabulary_and_ids_are_subword_tokenizers(tmp_path):
     expected = [
         (list(s), list(t))
         for s, t in zip(
-            trained.tokenize(src).to_list(), trained.tokenize(tgt).to_list()
+            trained.tokenize(src), trained.tokenize(tgt)
         )
     ]
     assert _read_all(corpus) == expected

@@ -1,21 +1,19 @@
 """`SubwordTokenizer`: the shared SentencePiece vocabulary of source and target.
 
 It learns the vocabulary (BPE, with the reserved ids 0-3 of
-`keras_transformer.special_tokens`) and tokenizes in Python and inside
-TensorFlow graphs (the data pipeline, the SavedModel). `TransformerTokenizer`
+`keras_transformer.special_tokens`) and tokenizes in Python through
+`sentencepiece` (no TensorFlow needed) and inside TensorFlow graphs through
+TensorFlow Text (the data pipeline, the SavedModel). `TransformerTokenizer`
 is the same model file as a keras-hub tokenizer.
 """
 
 import io
 import os
 import re
+import sys
 
+import numpy as np
 import sentencepiece as spm
-
-try:
-    import tensorflow as tf
-except ImportError:  # The model and the decoding work without TensorFlow.
-    tf = None
 
 from keras_transformer.special_tokens import (
     BOS_ID,
@@ -43,18 +41,52 @@ _TOO_SMALL = re.compile(r"smaller than required_chars\. (\d+) vs (\d+)")
 _TOO_LARGE = re.compile(r"Vocabulary size too high \((\d+)\).*<= (\d+)")
 
 
-class SubwordTokenizer(object if tf is None else tf.Module):
-    """A shared SentencePiece subword vocabulary with graph-safe ops.
+def _loaded_tensorflow():
+    """TensorFlow when this process has imported it, else None.
 
-    The tokenizer is a ``tf.Module``: assign it as an attribute of the module
-    you export and its SentencePiece resource is saved with the SavedModel.
+    The tokenizer never imports TensorFlow itself: its graph ops run on
+    TensorFlow's tensors or inside its graphs, so TensorFlow is loaded by
+    then, and the Python path (the `Translator`, the command line under JAX
+    and PyTorch) never pays for it.
+    """
+    return sys.modules.get("tensorflow")
+
+
+def _graph_tensorflow(value):
+    """TensorFlow when ``value`` is one of its tensors or a graph is being
+    built, else None (the Python path)."""
+    tf = _loaded_tensorflow()
+    if tf is None or not hasattr(tf, "executing_eagerly"):
+        return None
+    if isinstance(value, (tf.Tensor, tf.RaggedTensor, tf.Variable)):
+        return tf
+    return None if tf.executing_eagerly() else tf
+
+
+# {SubwordTokenizer subclass: its tf.Module variant}; see `__new__`.
+_MODULE_CLASSES = {}
+
+
+class SubwordTokenizer:
+    """A shared SentencePiece subword vocabulary, in Python and in graphs.
+
     Ids 0-3 are reserved (see ``keras_transformer.special_tokens``):
     ``<pad>``=0, ``<unk>``=1, ``<s>``=2 (BOS), ``</s>``=3 (EOS). ``tokenize``
     never adds BOS or EOS; the input pipeline adds them.
 
-    Tokenization uses ``tensorflow_text.SentencepieceTokenizer``, not
-    ``FastSentencepieceTokenizer``: the fast one converts the model to its own
-    format and segments BPE models differently from SentencePiece itself.
+    Python values (str, lists of str, lists or NumPy arrays of ids) are
+    tokenized and detokenized by the ``sentencepiece`` package: no
+    TensorFlow needed. TensorFlow tensors, and every call inside a
+    ``tf.function`` or ``tf.data`` map, go through
+    ``tensorflow_text.SentencepieceTokenizer`` (not
+    ``FastSentencepieceTokenizer``: the fast one converts the model to its
+    own format and segments BPE models differently from SentencePiece
+    itself); both give the same ids for the same text. The TensorFlow Text
+    resource is created at the first graph call, never by the Python path.
+
+    A tokenizer created while TensorFlow is loaded is also a ``tf.Module``:
+    assign it as an attribute of the module you export and its SentencePiece
+    resource is saved with the SavedModel.
 
     Args:
         proto: bytes. A serialized SentencePiece ``ModelProto``.
@@ -68,19 +100,33 @@ class SubwordTokenizer(object if tf is None else tf.Module):
         itertools.chain(source_sentences, target_sentences),
         vocabulary_size=8000,
     )
-    ids = tokenizer.tokenize(tf.constant(["Two dogs play."]))  # ragged int32
-    tokenizer.detokenize(ids)  # [b"Two dogs play."]
+    ids = tokenizer.tokenize(["Two dogs play."])  # [[...]], list of list of int
+    tokenizer.detokenize(ids)  # ["Two dogs play."]
+    tokenizer.tokenize(tf.constant(["Two dogs play."]))  # ragged int32 (TF Text)
     tokenizer.save("runs/vocab")  # writes runs/vocab/vocab.spm
     ```
     """
 
+    def __new__(cls, *args, **kwargs):
+        # A tf.Module (trackable by a SavedModel) when TensorFlow is loaded;
+        # a plain object otherwise, so that the Python path never imports
+        # TensorFlow. Either way an instance of `SubwordTokenizer`.
+        tf = _loaded_tensorflow()
+        if tf is not None and hasattr(tf, "Module") and not issubclass(cls, tf.Module):
+            if cls not in _MODULE_CLASSES:
+                _MODULE_CLASSES[cls] = type(
+                    cls.__name__,
+                    (cls, tf.Module),
+                    {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                     "__doc__": cls.__doc__},
+                )
+            cls = _MODULE_CLASSES[cls]
+        return super().__new__(cls)
+
     def __init__(self, proto, name="subword_tokenizer"):
-        if tf is None:
-            raise ImportError(
-                "SubwordTokenizer needs TensorFlow and TensorFlow Text (pip install "
-                "tensorflow tensorflow-text), which are not installed."
-            )
-        super().__init__(name=name)
+        tf = _loaded_tensorflow()
+        if tf is not None and isinstance(self, getattr(tf, "Module", ())):
+            tf.Module.__init__(self, name=name)
         if not isinstance(proto, (bytes, bytearray)):
             raise TypeError(
                 "SubwordTokenizer expects the serialized SentencePiece model "
@@ -96,11 +142,18 @@ class SubwordTokenizer(object if tf is None else tf.Module):
                 f"({len(self._proto)} bytes): {error}"
             ) from error
         _check_reserved_ids(self._processor)
-        # The resource is created eagerly even when the tokenizer is built
-        # inside a tf.function, so tf.data maps and exported functions can
-        # capture it.
-        with tf.init_scope():
-            self._tf_tokenizer = make_tf_sentencepiece_tokenizer(self._proto)
+        self._tf_tokenizer = None
+
+    def _graph_tokenizer(self, tf):
+        """The TensorFlow Text tokenizer, created at the first graph call.
+
+        The resource is created eagerly even inside a ``tf.function``, so
+        that tf.data maps and exported functions can capture it.
+        """
+        if self._tf_tokenizer is None:
+            with tf.init_scope():
+                self._tf_tokenizer = make_tf_sentencepiece_tokenizer(self._proto)
+        return self._tf_tokenizer
 
     # ------------------------------------------------------------------
     # Construction and persistence.
@@ -254,20 +307,30 @@ class SubwordTokenizer(object if tf is None else tf.Module):
         return [self._processor.id_to_piece(int(i)) for i in ids]
 
     # ------------------------------------------------------------------
-    # Graph-safe ops.
+    # Tokenization: Python values in Python, TensorFlow values in graphs.
 
     def tokenize(self, strings):
         """Token ids of strings, without BOS or EOS.
 
         Args:
-            strings: string tensor (or list of str) of rank 0 or 1.
+            strings: a str, a list (or NumPy array) of str, or a TensorFlow
+                string tensor of rank 0 or 1.
 
         Returns:
-            For rank 1 a ``tf.RaggedTensor`` of int32 ``(batch, None)``; for a
-            scalar string a 1-D int32 tensor.
+            Python in, Python out: a list of int for a str, a list of lists
+            of int for a list. A TensorFlow tensor (or any call inside a
+            graph) gives a ``tf.RaggedTensor`` of int32 ``(batch, None)``
+            for rank 1 and a 1-D int32 tensor for a scalar.
         """
-        strings = tf.convert_to_tensor(strings, dtype=tf.string)
-        return self._tf_tokenizer.tokenize(strings)
+        tf = _graph_tensorflow(strings)
+        if tf is not None:
+            strings = tf.convert_to_tensor(strings, dtype=tf.string)
+            return self._graph_tokenizer(tf).tokenize(strings)
+        if isinstance(strings, (str, bytes)) or (
+            isinstance(strings, np.ndarray) and strings.ndim == 0
+        ):
+            return self._processor.encode(_text(strings), out_type=int)
+        return self._processor.encode([_text(s) for s in strings], out_type=int)
 
     def detokenize(self, ids):
         """Text of id sequences, cut at the first EOS, ignoring PAD and BOS.
@@ -275,12 +338,32 @@ class SubwordTokenizer(object if tf is None else tf.Module):
         Unknown pieces render as SentencePiece renders them (`` ⁇ ``).
 
         Args:
-            ids: int tensor or ``tf.RaggedTensor`` of rank 1 or 2, e.g. padded
-                decoder output ``(batch, length)``.
+            ids: ids of rank 1 or 2, e.g. padded decoder output
+                ``(batch, length)``: lists or NumPy (or backend) arrays, or
+                a TensorFlow tensor or ``tf.RaggedTensor``.
 
         Returns:
-            A string tensor of rank ``rank(ids) - 1``.
+            Python in, Python out: a str for rank 1, a list of str for rank
+            2. For TensorFlow values, a string tensor of rank
+            ``rank(ids) - 1``.
         """
+        tf = _graph_tensorflow(ids)
+        if tf is not None:
+            return self._graph_detokenize(tf, ids)
+        if isinstance(ids, np.ndarray) or not isinstance(ids, (list, tuple)):
+            ids = np.asarray(ids)
+            rank = ids.ndim
+        else:
+            rank = 2 if ids and not np.isscalar(ids[0]) else 1
+        if rank not in (1, 2):
+            raise ValueError(
+                f"detokenize expects ids of rank 1 or 2. Received rank {rank}."
+            )
+        if rank == 1:
+            return self.decode([ids])[0]
+        return self.decode(ids)
+
+    def _graph_detokenize(self, tf, ids):
         if not isinstance(ids, tf.RaggedTensor):
             ids = tf.convert_to_tensor(ids)
         rank = ids.shape.rank
@@ -298,7 +381,7 @@ class SubwordTokenizer(object if tf is None else tf.Module):
             tf.cumsum(tf.cast(tf.equal(ids, EOS_ID), tf.int32), axis=-1), 0
         )
         keep = before_eos & tf.not_equal(ids, PAD_ID) & tf.not_equal(ids, BOS_ID)
-        text = self._tf_tokenizer.detokenize(tf.ragged.boolean_mask(ids, keep))
+        text = self._graph_tokenizer(tf).detokenize(tf.ragged.boolean_mask(ids, keep))
         return text[0] if rank == 1 else text
 
     # ------------------------------------------------------------------
@@ -391,6 +474,13 @@ def sentencepiece_trainer_arguments(
             else {}
         ),
     }
+
+
+def _text(value):
+    """A str of a str, bytes (UTF-8) or NumPy string scalar."""
+    if isinstance(value, (bytes, np.bytes_)):
+        return bytes(value).decode("utf-8")
+    return str(value)
 
 
 def _check_reserved_ids(processor):

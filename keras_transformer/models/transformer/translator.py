@@ -32,9 +32,9 @@ from keras_transformer.special_tokens import (
     target_language_ids,
 )
 
-try:
+if keras.config.backend() == "tensorflow":
     import tensorflow as tf
-except ImportError:  # TensorFlow is needed only on its own backend.
+else:  # Only the TensorFlow backend's paths use TensorFlow.
     tf = None
 
 

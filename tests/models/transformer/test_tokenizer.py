@@ -112,7 +112,11 @@ def test_detokenize_cuts_at_eos_and_drops_pad_bos(tokenizer):
     for i, row in enumerate(rows):
         dense[i, : len(row)] = row
     expected = ROUND_TRIP[:2]
-    assert [t.decode() for t in tokenizer.detokenize(dense).numpy()] == expected
+    assert tokenizer.detokenize(dense) == expected  # Python in, Python out
+    assert tokenizer.detokenize(rows) == expected
+    assert tokenizer.detokenize(dense[0]) == expected[0]
+    graph = tokenizer.detokenize(tf.constant(dense)).numpy()
+    assert [t.decode() for t in graph] == expected
     ragged = tf.ragged.constant(rows, dtype=tf.int64)
     assert [t.decode() for t in tokenizer.detokenize(ragged).numpy()] == expected
     assert tokenizer.decode(dense) == expected
@@ -130,6 +134,61 @@ def test_unknown_character_renders_as_sentencepiece_does(tokenizer):
 def test_detokenize_rejects_rank_3(tokenizer):
     with pytest.raises(ValueError, match="rank 1 or 2"):
         tokenizer.detokenize(tf.zeros((1, 2, 3), tf.int32))
+    with pytest.raises(ValueError, match="rank 1 or 2"):
+        tokenizer.detokenize(np.zeros((1, 2, 3), np.int32))
+
+
+# Text the vocabulary covers, text it does not (unknown pieces), blank and
+# whitespace-only lines, and the Unicode that normalization rewrites.
+_UNICODE = [
+    "", " ", "   ", "\t", "\n", "e\u0301 Å Å ǅ Ⅻ ㎏", "ＡＢＣ ｶﾀｶﾅ ﬂ", "„Zitat“ – 3½ Uhr…",
+    "ß ẞ ĳ ℌ", "Straße «Grüße» 42 €", "1,234.56 km/h? (yes) \u00a0 tab\there",
+    "日本語のテキスト", "emoji 🐕🐕 dogs", "العربية", "  leading and trailing  ",
+    "Zwei € Männer", "<2de> <s> </s> <pad> <unk>", "a" * 300,
+]
+
+
+def _python_and_graph_sentences():
+    english, german = _corpus()
+    return english[::2] + german[::2] + _UNICODE  # about 250 sentences
+
+
+def test_python_and_tensorflow_text_give_the_same_ids_and_text(tokenizer):
+    """The sentencepiece path (no TensorFlow) and the TF Text path (graphs)
+    tokenize and detokenize a few hundred sentences identically."""
+    sentences = _python_and_graph_sentences()
+    assert len(sentences) > 200
+    python_ids = tokenizer.tokenize(sentences)
+    assert isinstance(python_ids, list) and all(isinstance(row, list) for row in python_ids)
+    assert python_ids == tokenizer.tokenize(tf.constant(sentences)).to_list()
+    assert python_ids == tokenizer.tokenize(np.asarray(sentences, object))
+    assert python_ids == tokenizer.tokenize([s.encode("utf-8") for s in sentences])
+    for sentence, ids in zip(sentences[::25] + _UNICODE, python_ids[::25] + python_ids[-18:]):
+        assert tokenizer.tokenize(sentence) == ids
+        assert tokenizer.tokenize(tf.constant(sentence)).numpy().tolist() == ids
+    assert [] in python_ids and UNK_ID in itertools.chain(*python_ids)
+    # Decoder-like rows: BOS first, EOS then junk, PAD after.
+    width = max(map(len, python_ids)) + 4
+    rows = np.full((len(python_ids), width), PAD_ID, np.int32)
+    for i, ids in enumerate(python_ids):
+        row = [BOS_ID] + ids + [EOS_ID] + ids[:2]
+        rows[i, : len(row)] = row
+    python_text = tokenizer.detokenize(rows)
+    graph_text = [t.decode("utf-8") for t in tokenizer.detokenize(tf.constant(rows)).numpy()]
+    assert python_text == graph_text
+    assert python_text == tokenizer.decode(python_ids)
+    assert [tokenizer.detokenize(row) for row in python_ids[:20]] == python_text[:20]
+    assert tokenizer.id_to_piece(range(tokenizer.vocabulary_size)) == [
+        tokenizer._processor.id_to_piece(i) for i in range(tokenizer.vocabulary_size)
+    ]
+
+
+def test_python_path_creates_no_tensorflow_resource(tokenizer):
+    fresh = SubwordTokenizer(tokenizer.proto)
+    fresh.detokenize(fresh.tokenize(ROUND_TRIP))
+    assert fresh._tf_tokenizer is None
+    fresh.tokenize(tf.constant(ROUND_TRIP))
+    assert fresh._tf_tokenizer is not None
 
 
 def test_ops_inside_tf_function(tokenizer):
@@ -273,4 +332,4 @@ def test_survives_seed_reset_and_clear_session(tokenizer):
     assert tokenizer.tokenize(tf.constant(ROUND_TRIP)).to_list() == (
         tokenizer.encode(ROUND_TRIP)
     )
-    assert tokenizer.detokenize(expected).numpy()[0].decode() == ROUND_TRIP[0]
+    assert tokenizer.detokenize(tf.constant(expected)).numpy()[0].decode() == ROUND_TRIP[0]
