@@ -12,6 +12,13 @@ command runs itself again with ``KERAS_BACKEND`` set (replacing the process
 with ``os.execve``; one more interpreter start). Setting ``KERAS_BACKEND``
 instead of ``--backend`` avoids that start.
 
+Under JAX, ``translate``, ``evaluate`` and ``score`` keep their compiled
+functions on disk (JAX's persistent compilation cache, in
+``~/.cache/keras_transformer/jax``; ``KERAS_TRANSFORMER_COMPILATION_CACHE``
+names another directory, or ``0`` turns it off; ``JAX_COMPILATION_CACHE_DIR``
+wins when set): the next run of the same model loads them instead of
+compiling (`enable_compilation_cache`).
+
 Every failure ends in one line, ``keras-transformer <command>: error: ...``
 naming the file or argument at fault, and a non-zero exit code (2 for bad
 arguments or configs, 1 for everything else); ``--debug`` shows the
@@ -58,6 +65,54 @@ def _ensure_backend(backend, argv, replace_process):
         sys.stderr.flush()
         os.execve(sys.executable, command, env)
     return subprocess.run(command, env=env).returncode
+
+
+# The commands whose compilations are kept on disk under JAX.
+_CACHED_COMMANDS = ("translate", "evaluate", "score")
+COMPILATION_CACHE_VARIABLE = "KERAS_TRANSFORMER_COMPILATION_CACHE"
+
+
+def compilation_cache_directory(environ=None):
+    """The directory of the on-disk compilation cache, or None when
+    ``KERAS_TRANSFORMER_COMPILATION_CACHE`` turns it off (``0``, ``off``)."""
+    environ = os.environ if environ is None else environ
+    setting = environ.get(COMPILATION_CACHE_VARIABLE, "").strip()
+    if setting.lower() in ("0", "off", "false", "no"):
+        return None
+    if setting:
+        return setting
+    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "keras_transformer", "jax")
+
+
+def enable_compilation_cache(command):
+    """Turns on JAX's persistent compilation cache for ``command`` (one of
+    `_CACHED_COMMANDS`, under the JAX backend); returns its directory, or
+    None where it stays off.
+
+    Each compiled function (the beam search of each batch shape, the
+    model's variable initializers) is written there, keyed by the program
+    and the JAX version, and read back by the next process that compiles the
+    same program: a second ``translate`` with the same model starts without
+    compiling. A directory that cannot be created leaves the cache off.
+    """
+    if keras.config.backend() != "jax" or command not in _CACHED_COMMANDS:
+        return None
+    import jax
+
+    if jax.config.jax_compilation_cache_dir:  # JAX_COMPILATION_CACHE_DIR
+        return jax.config.jax_compilation_cache_dir
+    directory = compilation_cache_directory()
+    if directory is None:
+        return None
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return None
+    jax.config.update("jax_compilation_cache_dir", directory)
+    # Every compilation: the small ones (initializers) add up at start-up.
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    return directory
 
 
 # Errors a user can cause (bad files, arguments, directories, a feature's
@@ -108,6 +163,8 @@ def main(argv=None):
         code = _ensure_backend(backend, argv, replace_process)
         if code is not None:
             return code
+        if replace_process:  # the command line, not main(argv) from Python
+            enable_compilation_cache(args.command)
         return _COMMANDS[args.command](args)
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)

@@ -1,0 +1,167 @@
+"""Start-up of ``keras-transformer translate``: from the command to its answer.
+
+Times ``echo SENTENCE | keras-transformer translate --model-dir DIR`` (the
+whole process: interpreter, imports, model load, compilation, one
+translation) several times for each variant, interleaved (A, B, A, B, ...)
+so that every variant sees the same load, and records each run's wall time,
+whether the process imported TensorFlow, the load average before and after,
+and the machine.
+
+A variant is a source tree of the package (``--tree LABEL=PATH``, put first
+on ``PYTHONPATH``; e.g. a checkout of an older commit against the working
+tree) run with TensorFlow installed, or also (``--without-tensorflow``) in a
+process where ``tensorflow`` and ``tensorflow_text`` cannot be imported, as
+on a machine that has only JAX or PyTorch.
+
+```bash
+keras-transformer train   # writes runs/numbers, the default model
+python benchmarks/startup.py --model-dir runs/numbers --runs 5 \\
+    --tree before=/path/to/old/checkout --tree after=. --without-tensorflow \\
+    --output benchmarks/results/startup_translate_jax.json
+```
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+# The command line as `keras-transformer` runs it, in a process that can
+# hide TensorFlow first; reports on stderr whether TensorFlow was imported.
+_RUNNER = """
+import json, sys
+if sys.argv[1] == "1":
+    for name in ("tensorflow", "tensorflow_text"):
+        sys.modules[name] = None  # as if not installed
+sys.argv = ["keras-transformer", *sys.argv[2:]]
+from keras_transformer.cli.main import main
+try:
+    code = main()
+finally:
+    imported = sys.modules.get("tensorflow") is not None
+    sys.stderr.write("\\nSTARTUP " + json.dumps({"tensorflow_imported": imported}) + "\\n")
+sys.exit(code)
+"""
+
+
+def _cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _commit(path):
+    done = subprocess.run(
+        ["git", "-C", path, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return done.stdout.strip() or None
+
+
+def _run_once(tree, without_tensorflow, args):
+    env = dict(os.environ, KERAS_BACKEND=args.backend, PYTHONPATH=os.path.abspath(tree))
+    command = [
+        sys.executable, "-c", _RUNNER, "1" if without_tensorflow else "0",
+        "translate", "--model-dir", args.model_dir,
+    ]
+    load_before = os.getloadavg()[0]
+    start = time.perf_counter()
+    done = subprocess.run(
+        command, input=args.sentence + "\n", env=env, capture_output=True, text=True
+    )
+    seconds = time.perf_counter() - start
+    report = {}
+    for line in done.stderr.splitlines():
+        if line.startswith("STARTUP "):
+            report = json.loads(line[len("STARTUP "):])
+    if done.returncode != 0:
+        raise SystemExit(f"translate failed in {tree!r}:\n{done.stderr[-3000:]}")
+    return {
+        "seconds": round(seconds, 3),
+        "translation": done.stdout.strip().splitlines()[-1],
+        "tensorflow_imported": report.get("tensorflow_imported"),
+        "load_before": round(load_before, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model-dir", default="runs/numbers")
+    parser.add_argument("--sentence", default="three hundred forty-five")
+    parser.add_argument("--backend", default="jax")
+    parser.add_argument("--runs", type=int, default=5, help="runs per variant")
+    parser.add_argument(
+        "--tree", action="append", default=[], metavar="LABEL=PATH",
+        help="a source tree of the package (repeatable); default: this one",
+    )
+    parser.add_argument(
+        "--without-tensorflow", action="store_true",
+        help="also run each tree where tensorflow and tensorflow_text cannot be imported",
+    )
+    parser.add_argument("--skip", action="append", default=[], metavar="VARIANT",
+                        help="a variant not to run (e.g. before/without-tensorflow)")
+    parser.add_argument("--note", default="", help="free text stored with the result")
+    parser.add_argument("--output", default=None, help="JSON result file")
+    args = parser.parse_args()
+    if not os.path.isdir(args.model_dir):
+        parser.error(f"--model-dir {args.model_dir!r} is not a directory "
+                     "(run `keras-transformer train` first)")
+    trees = [item.split("=", 1) for item in args.tree] or [["this", "."]]
+    variants = []
+    for label, path in trees:
+        for blocked in (False, True) if args.without_tensorflow else (False,):
+            name = f"{label}/{'without' if blocked else 'with'}-tensorflow"
+            if name not in args.skip:
+                variants.append({"variant": name, "tree": path, "commit": _commit(path),
+                                 "without_tensorflow": blocked, "runs": []})
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    load_start = os.getloadavg()
+    for _ in range(args.runs):
+        for variant in variants:
+            run = _run_once(variant["tree"], variant["without_tensorflow"], args)
+            variant["runs"].append(run)
+            print(f"{variant['variant']:34s} {run['seconds']:7.2f} s  "
+                  f"load {run['load_before']:.2f}  tensorflow imported: "
+                  f"{run['tensorflow_imported']}", flush=True)
+    for variant in variants:
+        seconds = [run["seconds"] for run in variant["runs"]]
+        variant["median_seconds"] = round(statistics.median(seconds), 3)
+        variant["min_seconds"] = round(min(seconds), 3)
+        variant["max_seconds"] = round(max(seconds), 3)
+    result = {
+        "command": "echo '{}' | keras-transformer translate --model-dir {}  "
+                   "(KERAS_BACKEND={})".format(args.sentence, args.model_dir, args.backend),
+        "benchmark": "python " + " ".join([os.path.relpath(__file__)] + sys.argv[1:]),
+        "started_utc": started,
+        "machine": {
+            "cpu": _cpu_name(),
+            "cores": os.cpu_count(),
+            "python": platform.python_version(),
+        },
+        "load_average_1_5_15_before": [round(x, 2) for x in load_start],
+        "load_average_1_5_15_after": [round(x, 2) for x in os.getloadavg()],
+        "note": args.note,
+        "variants": variants,
+    }
+    print()
+    for variant in variants:
+        print(f"{variant['variant']:34s} median {variant['median_seconds']:.2f} s "
+              f"(min {variant['min_seconds']:.2f}, max {variant['max_seconds']:.2f})")
+    if args.output:
+        with open(args.output, "w") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+        print(f"-> {args.output}")
+
+
+if __name__ == "__main__":
+    main()
