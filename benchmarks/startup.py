@@ -7,16 +7,20 @@ so that every variant sees the same load, and records each run's wall time,
 whether the process imported TensorFlow, the load average before and after,
 and the machine.
 
-A variant is a source tree of the package (``--tree LABEL=PATH``, put first
-on ``PYTHONPATH``; e.g. a checkout of an older commit against the working
-tree) run with TensorFlow installed, or also (``--without-tensorflow``) in a
-process where ``tensorflow`` and ``tensorflow_text`` cannot be imported, as
-on a machine that has only JAX or PyTorch.
+A variant (``--variant LABEL=PATH,tensorflow|no-tensorflow,cache|no-cache``)
+is a source tree of the package (put first on ``PYTHONPATH``: a checkout of
+an older commit against the working tree), run with TensorFlow installed or
+in a process where ``tensorflow`` and ``tensorflow_text`` cannot be imported
+(as on a machine that has only JAX or PyTorch), with the on-disk compilation
+cache of ``keras-transformer`` (``KERAS_TRANSFORMER_COMPILATION_CACHE``: an
+empty directory per variant, so its first run compiles and the next ones
+read the cache; older trees ignore it) or without it.
 
 ```bash
 keras-transformer train   # writes runs/numbers, the default model
 python benchmarks/startup.py --model-dir runs/numbers --runs 5 \\
-    --tree before=/path/to/old/checkout --tree after=. --without-tensorflow \\
+    --variant before=/path/to/old/checkout,tensorflow,no-cache \\
+    --variant after=.,tensorflow,cache --variant after=.,no-tensorflow,cache \\
     --output benchmarks/results/startup_translate_jax.json
 ```
 """
@@ -28,6 +32,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 # The command line as `keras-transformer` runs it, in a process that can
@@ -66,10 +71,14 @@ def _commit(path):
     return done.stdout.strip() or None
 
 
-def _run_once(tree, without_tensorflow, args):
-    env = dict(os.environ, KERAS_BACKEND=args.backend, PYTHONPATH=os.path.abspath(tree))
+def _run_once(variant, args):
+    env = dict(
+        os.environ, KERAS_BACKEND=args.backend, PYTHONPATH=os.path.abspath(variant["tree"]),
+        KERAS_TRANSFORMER_COMPILATION_CACHE=variant["cache_dir"] or "0",
+    )
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
     command = [
-        sys.executable, "-c", _RUNNER, "1" if without_tensorflow else "0",
+        sys.executable, "-c", _RUNNER, "1" if variant["without_tensorflow"] else "0",
         "translate", "--model-dir", args.model_dir,
     ]
     load_before = os.getloadavg()[0]
@@ -83,7 +92,7 @@ def _run_once(tree, without_tensorflow, args):
         if line.startswith("STARTUP "):
             report = json.loads(line[len("STARTUP "):])
     if done.returncode != 0:
-        raise SystemExit(f"translate failed in {tree!r}:\n{done.stderr[-3000:]}")
+        raise SystemExit(f"translate failed in {variant['variant']}:\n{done.stderr[-3000:]}")
     return {
         "seconds": round(seconds, 3),
         "translation": done.stdout.strip().splitlines()[-1],
@@ -100,40 +109,47 @@ def main():
     parser.add_argument("--backend", default="jax")
     parser.add_argument("--runs", type=int, default=5, help="runs per variant")
     parser.add_argument(
-        "--tree", action="append", default=[], metavar="LABEL=PATH",
-        help="a source tree of the package (repeatable); default: this one",
+        "--variant", action="append", default=[],
+        metavar="LABEL=PATH,tensorflow|no-tensorflow,cache|no-cache",
+        help="a variant (repeatable); default: this tree, tensorflow, no-cache",
     )
-    parser.add_argument(
-        "--without-tensorflow", action="store_true",
-        help="also run each tree where tensorflow and tensorflow_text cannot be imported",
-    )
-    parser.add_argument("--skip", action="append", default=[], metavar="VARIANT",
-                        help="a variant not to run (e.g. before/without-tensorflow)")
     parser.add_argument("--note", default="", help="free text stored with the result")
     parser.add_argument("--output", default=None, help="JSON result file")
     args = parser.parse_args()
     if not os.path.isdir(args.model_dir):
         parser.error(f"--model-dir {args.model_dir!r} is not a directory "
                      "(run `keras-transformer train` first)")
-    trees = [item.split("=", 1) for item in args.tree] or [["this", "."]]
+    cache_root = tempfile.mkdtemp(prefix="startup_cache_")
     variants = []
-    for label, path in trees:
-        for blocked in (False, True) if args.without_tensorflow else (False,):
-            name = f"{label}/{'without' if blocked else 'with'}-tensorflow"
-            if name not in args.skip:
-                variants.append({"variant": name, "tree": path, "commit": _commit(path),
-                                 "without_tensorflow": blocked, "runs": []})
+    for spec in args.variant or ["this=.,tensorflow,no-cache"]:
+        label_path, tensorflow, cache = spec.split(",")
+        label, path = label_path.split("=", 1)
+        if tensorflow not in ("tensorflow", "no-tensorflow") or cache not in ("cache", "no-cache"):
+            parser.error(f"--variant {spec!r}: expected LABEL=PATH,tensorflow|no-tensorflow,"
+                         "cache|no-cache")
+        name = f"{label}/{tensorflow}/{cache}"
+        variants.append({
+            "variant": name, "tree": path, "commit": _commit(path),
+            "without_tensorflow": tensorflow == "no-tensorflow",
+            "cache_dir": os.path.join(cache_root, str(len(variants))) if cache == "cache" else None,
+            "runs": [],
+        })
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     load_start = os.getloadavg()
     for _ in range(args.runs):
         for variant in variants:
-            run = _run_once(variant["tree"], variant["without_tensorflow"], args)
+            run = _run_once(variant, args)
             variant["runs"].append(run)
             print(f"{variant['variant']:34s} {run['seconds']:7.2f} s  "
                   f"load {run['load_before']:.2f}  tensorflow imported: "
                   f"{run['tensorflow_imported']}", flush=True)
     for variant in variants:
         seconds = [run["seconds"] for run in variant["runs"]]
+        if variant["cache_dir"]:  # the first run filled the cache
+            variant["first_run_seconds"] = seconds[0]
+            seconds = seconds[1:] or seconds
+            variant["median_of"] = "runs 2 to N (the cache filled by run 1)"
+            variant["cache_dir"] = "(an empty temporary directory at the start)"
         variant["median_seconds"] = round(statistics.median(seconds), 3)
         variant["min_seconds"] = round(min(seconds), 3)
         variant["max_seconds"] = round(max(seconds), 3)
@@ -154,8 +170,10 @@ def main():
     }
     print()
     for variant in variants:
+        first = variant.get("first_run_seconds")
         print(f"{variant['variant']:34s} median {variant['median_seconds']:.2f} s "
-              f"(min {variant['min_seconds']:.2f}, max {variant['max_seconds']:.2f})")
+              f"(min {variant['min_seconds']:.2f}, max {variant['max_seconds']:.2f})"
+              + (f"; first run, empty cache: {first:.2f} s" if first is not None else ""))
     if args.output:
         with open(args.output, "w") as f:
             json.dump(result, f, indent=2)

@@ -16,15 +16,17 @@ PyTorch only the ``tf.data`` pipeline, graph tokenization and the SavedModel
 export need TensorFlow and TensorFlow Text. Where they are not installed (a
 GPU machine with only JAX or PyTorch), the model, its layers, the
 objectives, the decoding, the tokenizer (in Python, through
-``sentencepiece``), the `Translator`, prepared corpora and checkpoint
-averaging import and run; `export_saved_model` says that it needs
-TensorFlow. keras-hub imports TensorFlow whenever it is installed; without
+``sentencepiece``), the `Translator`, prepared corpora, training (`train`,
+from NumPy batches) and checkpoint averaging import and run;
+`export_saved_model` says that it needs TensorFlow. The ``tf.data`` names
+(`make_dataset`, ...) import TensorFlow when first used. keras-hub imports TensorFlow whenever it is installed; without
 keras-hub the model is a plain ``keras.Model`` and the keras-hub task is
 absent.
 """
 
-from keras_transformer import layers
+from keras_transformer import data, layers
 from keras_transformer.data.corpus import prepare_corpus
+from keras_transformer.data.corpus_stream import CorpusStream
 from keras_transformer.data.options import DatasetOptions
 from keras_transformer.data.shards import PreparedCorpus
 from keras_transformer.decoding.ensemble import Ensemble
@@ -50,6 +52,8 @@ from keras_transformer.objectives.schedules import (
 )
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 from keras_transformer.training.checkpoints import average_checkpoints
+from keras_transformer.training.config import TrainConfig
+from keras_transformer.training.trainer import train
 from keras_transformer.utils.dependencies import is_installed
 from keras_transformer.version import __version__
 
@@ -67,14 +71,20 @@ if KERAS_HUB_AVAILABLE:
         TransformerTokenizer,
     )
 
-if TENSORFLOW_AVAILABLE:
-    from keras_transformer.data.pipeline import make_dataset, make_dataset_from_files
-    from keras_transformer.data.stream import CorpusStream, make_dataset_from_corpus
-    from keras_transformer.training.config import TrainConfig
-    from keras_transformer.training.trainer import train
+# The tf.data pipeline: `keras_transformer.data` imports it (and TensorFlow)
+# when one of these names is first used.
+_TENSORFLOW_NAMES = ("make_dataset", "make_dataset_from_corpus", "make_dataset_from_files")
+
+
+def __getattr__(name):
+    if name in _TENSORFLOW_NAMES:
+        return getattr(data, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BOS_ID",
+    "CorpusStream",
     "EOS_ID",
     "KERAS_HUB_AVAILABLE",
     "PAD_ID",
@@ -88,6 +98,7 @@ __all__ = [
     "MaskedTokenAccuracy",
     "PreparedCorpus",
     "SubwordTokenizer",
+    "TrainConfig",
     "Transformer",
     "TransformerBackbone",
     "TransformerSchedule",
@@ -100,6 +111,7 @@ __all__ = [
     "prepare_corpus",
     "register_keras_serializables",
     "register_trained_preset",
+    "train",
     "transformer_optimizer",
 ]
 if KERAS_HUB_AVAILABLE:
@@ -109,14 +121,7 @@ if KERAS_HUB_AVAILABLE:
         "TransformerTokenizer",
     ]
 if TENSORFLOW_AVAILABLE:
-    __all__ += [
-        "CorpusStream",
-        "TrainConfig",
-        "make_dataset",
-        "make_dataset_from_corpus",
-        "make_dataset_from_files",
-        "train",
-    ]
+    __all__ += list(_TENSORFLOW_NAMES)
 
 
 def register_keras_serializables():

@@ -32,11 +32,9 @@ LAYER_ORDER = (
     ("export",),
     ("cli", "__main__"),
 )
-# TensorFlow and TensorFlow Text are optional under JAX and PyTorch: the
-# graph tokenizer imports them at its first use.
-OPTIONAL_DEPENDENCIES = {
-    "jax", "torch", "ctranslate2", "matplotlib", "tensorflow", "tensorflow_text",
-}
+# TensorFlow Text is optional under JAX and PyTorch: the graph tokenizer
+# imports it at its first use.
+OPTIONAL_DEPENDENCIES = {"jax", "torch", "ctranslate2", "matplotlib", "tensorflow_text"}
 
 
 def _modules():

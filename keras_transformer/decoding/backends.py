@@ -9,7 +9,7 @@ import keras
 from keras_transformer.decoding.search import compiled_loop_bodies
 
 if keras.config.backend() == "tensorflow":
-    import tensorflow as tf
+    from keras_transformer.utils.tensorflow_devices import tf
 else:  # Only the TensorFlow backend's paths use TensorFlow.
     tf = None
 

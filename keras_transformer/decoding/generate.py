@@ -68,7 +68,7 @@ from keras_transformer.decoding.sources import prepare_sources
 from keras_transformer.utils.validation import check_choice, check_int
 
 if keras.config.backend() == "tensorflow":
-    import tensorflow as tf
+    from keras_transformer.utils.tensorflow_devices import tf
 else:  # Only the TensorFlow backend's paths use TensorFlow.
     tf = None
 

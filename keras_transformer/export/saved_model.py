@@ -105,9 +105,8 @@ from keras_transformer.utils.dependencies import require
 from keras_transformer.utils.validation import check_choice, check_int
 
 if keras.config.backend() == "tensorflow":
-    import tensorflow as tf
-
     from keras_transformer.export.saved_model_signatures import SignatureBuilder
+    from keras_transformer.utils.tensorflow_devices import tf
 
     try:
         from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2

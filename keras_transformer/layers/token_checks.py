@@ -30,7 +30,7 @@ import numpy as np
 from keras import ops
 
 if keras.config.backend() == "tensorflow":
-    import tensorflow as tf
+    from keras_transformer.utils.tensorflow_devices import tf
 else:  # Only the TensorFlow backend's paths use TensorFlow.
     tf = None
 import itertools

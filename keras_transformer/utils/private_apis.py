@@ -8,6 +8,7 @@ one module to check.
 
 import functools
 import hashlib
+import sys
 
 import keras
 
@@ -109,10 +110,16 @@ class SentencePieceTokenizerBase(SentencePieceTokenizer):
 
 @functools.cache
 def _tensorflow_text():
-    """``(tensorflow, tensorflow_text, its sentencepiece op module)``,
-    imported at the first graph tokenizer (never by the Python path)."""
+    """``(tensorflow, tensorflow_text, its sentencepiece op module)``;
+    TensorFlow Text is imported at the first graph tokenizer (never by the
+    Python path)."""
+    # TensorFlow is loaded: the graph tokenizer runs on its tensors or in
+    # its graphs (`keras_transformer.utils.tensorflow_devices` hid its GPUs
+    # when the package imported it).
+    tf = sys.modules.get("tensorflow")
     try:
-        import tensorflow as tf
+        if tf is None:
+            raise ImportError("No module named 'tensorflow'")
         import tensorflow_text as tf_text
         from tensorflow_text.python.ops import sentencepiece_tokenizer as tf_text_sp
     except ImportError as error:

@@ -33,7 +33,7 @@ from keras_transformer.special_tokens import (
 )
 
 if keras.config.backend() == "tensorflow":
-    import tensorflow as tf
+    from keras_transformer.utils.tensorflow_devices import tf
 else:  # Only the TensorFlow backend's paths use TensorFlow.
     tf = None
 
