@@ -29,7 +29,7 @@ LAYER_ORDER = (
     ("models",),
     ("data",),
     ("training",),
-    ("export",),
+    ("export", "convert"),
     ("cli", "__main__"),
 )
 # TensorFlow Text is optional under JAX and PyTorch: the graph tokenizer

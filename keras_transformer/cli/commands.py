@@ -13,6 +13,7 @@ import sys
 import keras
 
 from keras_transformer.cli.parser import _train_flag_fields
+from keras_transformer.convert import convert
 from keras_transformer.data import (
     prepare_corpus,
     read_lines,
@@ -447,6 +448,12 @@ def _run_average(args):
     return 0
 
 
+def _run_convert(args):
+    convert(args.source_format, args.source, args.output_dir, overwrite=args.overwrite)
+    print(f"Imported the {args.source_format} model {args.source} -> {args.output_dir}")
+    return 0
+
+
 def _run_export(args):
     _check_model_dir(args)
     run_config = _run_config(args.model_dir[0])
@@ -555,6 +562,7 @@ _COMMANDS = {
     "evaluate": _run_evaluate,
     "average-checkpoints": _run_average,
     "export": _run_export,
+    "convert": _run_convert,
     "score": _run_score,
     "info": _run_info,
     "preprocess": _run_preprocess,

@@ -213,6 +213,20 @@ def _average_flags():
     )
 
 
+def _convert_flags():
+    return (
+        _flag("--from", dest="source_format", required=True, choices=("marian",),
+              help="the checkpoint's format: marian (Hugging Face Marian/OPUS-MT)"),
+        _flag("source", metavar="SRC",
+              help="the checkpoint directory (config.json, model.safetensors or "
+              "pytorch_model.bin, source.spm, target.spm, vocab.json)"),
+        _flag("--output-dir", required=True, metavar="RUN",
+              help="the run directory to write"),
+        _flag("--overwrite", action="store_true",
+              help="move an existing RUN aside (RUN.old-<timestamp>) first"),
+    )  # fmt: skip
+
+
 def _export_flags():
     sampling = (
         ("--temperature", float, "X", "temperature > 0"),
@@ -342,6 +356,18 @@ COMMANDS = (
         "example (writes exported/multi30k/1):\n  keras-transformer export "
         "--model-dir runs/multi30k --export-dir exported/multi30k",
         _export_flags,
+    ),
+    Command(
+        "convert",
+        "import a model trained elsewhere (Marian/OPUS-MT) as a run directory",
+        "Import a Hugging Face Marian (OPUS-MT) checkpoint directory as a run "
+        "directory that translate, evaluate, score and export take. Another "
+        "format or an architecture outside the paper's family is refused, "
+        "naming what is missing, before any weight is read.",
+        "example:\n  keras-transformer convert --from marian opus-mt-en-de "
+        "--output-dir runs/opus-mt-en-de\n  echo 'Hello.' | keras-transformer "
+        "translate --model-dir runs/opus-mt-en-de",
+        _convert_flags,
     ),
     Command(
         "preprocess",

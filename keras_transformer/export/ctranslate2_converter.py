@@ -51,6 +51,7 @@ translator.translate(["two thousand twenty-four"])  # beam 4, alpha 0.6
 
 import json
 import os
+import shutil
 
 import keras
 import numpy as np
@@ -70,7 +71,10 @@ from keras_transformer.special_tokens import (
     RESERVED_PIECES,
     UNK_PIECE,
 )
-from keras_transformer.utils.run_files import VOCABULARY_FILENAME
+from keras_transformer.utils.run_files import (
+    SOURCE_VOCABULARY_FILENAME,
+    VOCABULARY_FILENAME,
+)
 from keras_transformer.utils.validation import check_choice, check_int
 
 METADATA_FILENAME = "keras_transformer.json"
@@ -82,6 +86,10 @@ DEFAULT_MAX_POSITIONS = 1024
 
 
 PLACEHOLDER_PIECE = "<keras_transformer_unused_{}>"
+
+# The feed-forward activations CTranslate2 has, by their names in
+# `ctranslate2.specs.common_spec.Activation` (GELU is the exact one).
+CTRANSLATE2_ACTIVATIONS = {"relu": "RELU", "swish": "SWISH", "gelu": "GELU"}
 
 
 
@@ -231,11 +239,13 @@ def _set_feed_forward(spec, feed_forward, layer_norm):
 
 def _position_table(position_layer, d_model, max_positions):
     """The position rows CTranslate2 adds: a learned table as it is, or
-    ``max_positions`` rows of this package's (interleaved) sinusoid."""
+    ``max_positions`` rows of this package's sinusoid (in the layer's
+    column layout)."""
     if isinstance(position_layer, LearnedPositionalEmbedding):
         return _numpy(position_layer.position_embeddings)
     positions = np.arange(max_positions, dtype="float32")
-    return _numpy(sinusoidal_encoding(positions, d_model, "float32"))
+    layout = getattr(position_layer, "layout", "interleaved")
+    return _numpy(sinusoidal_encoding(positions, d_model, "float32", layout))
 
 
 def _layer_norms(model):
@@ -274,9 +284,10 @@ def check_exportable(model):
         layer.feed_forward.activation
         for layer in list(model.encoder_layers) + list(model.decoder_layers)
     }
-    if activations != {"relu"}:
+    if len(activations) != 1 or not activations <= set(CTRANSLATE2_ACTIVATIONS):
         raise ValueError(
-            "The export maps ReLU feed-forward networks only (the paper's). "
+            "The export maps feed-forward networks of one activation, "
+            f"{', '.join(CTRANSLATE2_ACTIVATIONS)}. "
             f"Received activations: {sorted(map(str, activations))}"
         )
     norms = _layer_norms(model)
@@ -305,7 +316,7 @@ def build_transformer_spec(model, pieces, max_positions=DEFAULT_MAX_POSITIONS):
             positions (the model's table is used).
     """
     _import_ctranslate2()
-    from ctranslate2.specs import transformer_spec
+    from ctranslate2.specs import common_spec, transformer_spec
 
     pre_norm, epsilon = check_exportable(model)
     max_positions = check_int("max_positions", max_positions, minimum=2)
@@ -314,11 +325,15 @@ def build_transformer_spec(model, pieces, max_positions=DEFAULT_MAX_POSITIONS):
             f"The vocabulary has {len(pieces)} pieces; the model "
             f"{model.vocabulary_size} output ids."
         )
+    activation = getattr(
+        common_spec.Activation,
+        CTRANSLATE2_ACTIVATIONS[model.encoder_layers[0].feed_forward.activation],
+    )
     encoder = transformer_spec.TransformerEncoderSpec(
-        model.num_layers, model.num_heads, pre_norm=pre_norm
+        model.num_layers, model.num_heads, pre_norm=pre_norm, activation=activation
     )
     decoder = transformer_spec.TransformerDecoderSpec(
-        model.num_layers, model.num_heads, pre_norm=pre_norm
+        model.num_layers, model.num_heads, pre_norm=pre_norm, activation=activation
     )
     spec = transformer_spec.TransformerSpec(encoder, decoder)
     _set_embeddings(encoder, decoder, model)
@@ -342,8 +357,11 @@ def _set_embeddings(encoder, decoder, model):
     decoder.scale_embeddings = True
     encoder.embeddings[0].weight = source_embeddings
     decoder.embeddings.weight = embeddings
-    # The output projection is the (tied) embedding matrix, without bias.
+    # The output projection is the (tied) embedding matrix, with the
+    # model's output bias where it has one (an imported Marian model).
     decoder.projection.weight = embeddings
+    if getattr(model.token_embedding, "output_bias", False):
+        decoder.projection.bias = _numpy(model.token_embedding.bias)
 
 
 def _set_positions(encoder, decoder, model, max_positions):
@@ -505,7 +523,7 @@ def export_run_directory_to_ctranslate2(
             f"No vocabulary at {vocab_path!r} (the model's SentencePiece model)."
         )
     model = files.load_model(compile=False)
-    return export_ctranslate2(
+    result = export_ctranslate2(
         model,
         vocab_path,
         output_dir,
@@ -513,3 +531,9 @@ def export_run_directory_to_ctranslate2(
         max_positions=max_positions,
         force=force,
     )
+    source_vocab_path = os.path.join(files.directory, SOURCE_VOCABULARY_FILENAME)
+    if files.kind == "run" and os.path.isfile(source_vocab_path):
+        # The sources' own SentencePiece model (an imported Marian model),
+        # which `CTranslate2Translator` tokenizes sources with.
+        shutil.copyfile(source_vocab_path, os.path.join(output_dir, SOURCE_VOCABULARY_FILENAME))
+    return result

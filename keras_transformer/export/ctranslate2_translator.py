@@ -17,7 +17,10 @@ from keras_transformer.export.ctranslate2_converter import (
     vocabulary_pieces,
 )
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
-from keras_transformer.utils.run_files import VOCABULARY_FILENAME
+from keras_transformer.utils.run_files import (
+    SOURCE_VOCABULARY_FILENAME,
+    VOCABULARY_FILENAME,
+)
 from keras_transformer.utils.validation import check_int, check_number
 
 
@@ -106,6 +109,13 @@ class CTranslate2Translator:
         self.batch_size = batch_size
         self.processor = _processor(
             _sentencepiece_proto(os.path.join(model_dir, VOCABULARY_FILENAME))
+        )
+        # The sources' own SentencePiece model, where the model has one.
+        source_path = os.path.join(model_dir, SOURCE_VOCABULARY_FILENAME)
+        self.source_processor = (
+            _processor(_sentencepiece_proto(source_path))
+            if os.path.isfile(source_path)
+            else self.processor
         )
         self.translator = ctranslate2.Translator(
             model_dir,
@@ -254,7 +264,7 @@ class CTranslate2Translator:
         """Translates a list of str, as `keras_transformer.Translator.translate`."""
         if isinstance(sentences, str):
             raise TypeError("translate expects a list of str, not a single str.")
-        token_ids = self.processor.encode(list(sentences), out_type=int)
+        token_ids = self.source_processor.encode(list(sentences), out_type=int)
         hypotheses, scores = self.generate(
             token_ids,
             beam_size=beam_size,

@@ -149,7 +149,7 @@ def _export_options(beam_size, alpha, max_extra_length, max_source_length, n_bes
 
 def _build_module(
     model, tokenizer, vocabulary_path, options, n_best, sample_options,
-    language_tag="source",
+    language_tag="source", source_tokenizer=None,
 ):
     """A `tf.Module` holding the model, tokenizer and vocabulary asset (and
     a multilingual model's language table), and its signatures' concrete
@@ -164,6 +164,9 @@ def _build_module(
     models = [member for member, _ in members(model)]
     module.model = models[0] if len(models) == 1 else models
     module.tokenizer = tokenizer
+    if source_tokenizer is not None:
+        # The sources' own SentencePiece model (an imported Marian model).
+        module.source_tokenizer = source_tokenizer
     # Copied to <version>/assets/ for clients that tokenize themselves (the
     # graph's tokenizer holds the same model).
     module.vocabulary_file = tf.saved_model.Asset(vocabulary_path)
@@ -171,7 +174,8 @@ def _build_module(
     # the TensorFlow backend).
     module.model_variables = [v.value for member in models for v in member.weights]
     builder = SignatureBuilder(
-        model, tokenizer, options, n_best, sample_options, language_tag=language_tag
+        model, tokenizer, options, n_best, sample_options, language_tag=language_tag,
+        source_tokenizer=source_tokenizer,
     )
     if builder.language_table is not None:
         # A resource the signatures capture: saved with the module.
@@ -243,7 +247,7 @@ def _export_here(
     _check_new_version(version_dir)
     module, signatures = _build_module(
         model, tokenizer, vocabulary_path, options, n_best, sample_options,
-        language_tag=language_tag,
+        language_tag=language_tag, source_tokenizer=files.load_source_tokenizer(),
     )
     # No custom gradients: serving never differentiates, and tracing them
     # would only lengthen the save.

@@ -112,9 +112,14 @@ class SignatureBuilder:
             capture).
     """
 
-    def __init__(self, model, tokenizer, options, n_best, sample_options, language_tag="source"):
+    def __init__(
+        self, model, tokenizer, options, n_best, sample_options, language_tag="source",
+        source_tokenizer=None,
+    ):  # fmt: skip
         self.model = model
         self.tokenizer = tokenizer
+        # The sources' own SentencePiece model over the same ids, if any.
+        self.source_tokenizer = source_tokenizer or tokenizer
         self.language_tag = check_language_tag_position(language_tag)
         self.languages = language_tag_ids(tokenizer.proto)
         self.language_table = None
@@ -161,10 +166,12 @@ class SignatureBuilder:
 
     # --- shared steps ---
 
-    def pieces(self, sentences):
+    def pieces(self, sentences, target=False):
         """int32 token ids ``(batch, length)``, 0-padded, and which inputs
-        are blank ("" and whitespace-only inputs have no tokens)."""
-        tokenized = self.tokenizer.tokenize(sentences)
+        are blank ("" and whitespace-only inputs have no tokens); sources
+        by default, targets with ``target=True``."""
+        tokenizer = self.tokenizer if target else self.source_tokenizer
+        tokenized = tokenizer.tokenize(sentences)
         token_ids = tf.cast(tokenized.to_tensor(default_value=PAD_ID), tf.int32)
         return token_ids, tf.equal(tokenized.row_lengths(), 0)
 
@@ -415,7 +422,7 @@ class SignatureBuilder:
         # tag forced as the target's first token counts in the score.
         max_positions = self.max_positions
         source_ids, _ = self.pieces(sources)
-        target_ids, _ = self.pieces(targets)
+        target_ids, _ = self.pieces(targets, target=True)
         tf.debugging.assert_equal(
             tf.shape(source_ids)[0], tf.shape(target_ids)[0],
             message="score needs one target per source",

@@ -3,7 +3,6 @@ attention and feed-forward."""
 
 import keras
 
-from keras_transformer.layers.feed_forward import PositionwiseFeedForward
 from keras_transformer.layers.transformer_layer import (
     ResidualBlock,
     TransformerLayerBase,
@@ -38,6 +37,10 @@ class TransformerDecoderLayer(TransformerLayerBase):
         projection_layout: "head_major" (default) or "qkv_major", the column
             order of the fused attention projections (see
             `MultiHeadAttention`).
+        activation: the feed-forward inner activation. Defaults to "relu"
+            (the paper's); "swish" and "gelu" are those of other models
+            (OPUS-MT uses "swish").
+        layer_norm_epsilon: float > 0. Defaults to 1e-6.
 
     Call arguments:
         decoder_sequence: float ``(batch, target_length, d_model)``.
@@ -71,9 +74,7 @@ class TransformerDecoderLayer(TransformerLayerBase):
         self.self_attention.build(shape)
         self.cross_attention = self._attention("cross_attention", self_attention=False)
         self.cross_attention.build(shape, tuple(encoder_sequence_shape))
-        self.feed_forward = PositionwiseFeedForward(
-            self.d_model, self.d_ff, dtype=self.dtype_policy, name="feed_forward"
-        )
+        self.feed_forward = self._feed_forward()
         self.feed_forward.build(shape)
         self.self_attention_norm = make_layer_norm(self, "self_attention_norm", shape)
         self.cross_attention_norm = make_layer_norm(

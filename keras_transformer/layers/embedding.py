@@ -34,6 +34,10 @@ class TokenEmbedding(keras.layers.Layer):
         logits_dtype: float dtype of the ``reverse=True`` matmul and its
             output. Defaults to "float32"; ``None`` uses the compute dtype
             (faster under mixed precision, at half-precision accuracy).
+        output_bias: bool. Add a learned bias (one per id, zeros at first)
+            to the ``reverse=True`` logits, as Marian's
+            ``final_logits_bias``. Defaults to False (the paper's tied
+            projection has none).
 
     Call arguments:
         inputs: int ids ``(batch, length)``, or with ``reverse=True`` float
@@ -54,9 +58,11 @@ class TokenEmbedding(keras.layers.Layer):
         scale=True,
         embeddings_initializer=None,
         logits_dtype="float32",
+        output_bias=False,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        self.output_bias = bool(output_bias)
         if logits_dtype is not None:
             logits_dtype = keras.backend.standardize_dtype(logits_dtype)
             if "float" not in logits_dtype:
@@ -91,13 +97,23 @@ class TokenEmbedding(keras.layers.Layer):
             # output projection gets a float32 kernel for `logits_dtype`.
             autocast=False,
         )
+        if self.output_bias:
+            self.bias = self.add_weight(
+                name="output_bias",
+                shape=(self.vocabulary_size,),
+                initializer="zeros",
+                autocast=False,
+            )
         self.built = True
 
     def call(self, inputs, reverse=False):
         if reverse:
             dtype = self._logits_dtype()
             kernel = ops.cast(self.embeddings, dtype)
-            return ops.matmul(ops.cast(inputs, dtype), ops.transpose(kernel))
+            logits = ops.matmul(ops.cast(inputs, dtype), ops.transpose(kernel))
+            if self.output_bias:
+                logits = logits + ops.cast(self.bias, dtype)
+            return logits
         outputs = ops.take(self.embeddings, ops.cast(inputs, "int32"), axis=0)
         outputs = ops.cast(outputs, self.compute_dtype)
         if self.scale:
@@ -128,6 +144,7 @@ class TokenEmbedding(keras.layers.Layer):
                     self.embeddings_initializer
                 ),
                 "logits_dtype": self.logits_dtype,
+                "output_bias": self.output_bias,
             }
         )
         return config

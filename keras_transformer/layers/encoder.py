@@ -2,7 +2,6 @@
 
 import keras
 
-from keras_transformer.layers.feed_forward import PositionwiseFeedForward
 from keras_transformer.layers.transformer_layer import (
     ResidualBlock,
     TransformerLayerBase,
@@ -29,6 +28,10 @@ class TransformerEncoderLayer(TransformerLayerBase):
         projection_layout: "head_major" (default) or "qkv_major", the column
             order of the fused attention projections (see
             `MultiHeadAttention`).
+        activation: the feed-forward inner activation. Defaults to "relu"
+            (the paper's); "swish" and "gelu" are those of other models
+            (OPUS-MT uses "swish").
+        layer_norm_epsilon: float > 0. Defaults to 1e-6.
 
     Call arguments:
         encoder_sequence: float ``(batch, length, d_model)``.
@@ -50,9 +53,7 @@ class TransformerEncoderLayer(TransformerLayerBase):
         shape = tuple(encoder_sequence_shape)
         self.self_attention = self._attention("self_attention", self_attention=True)
         self.self_attention.build(shape)
-        self.feed_forward = PositionwiseFeedForward(
-            self.d_model, self.d_ff, dtype=self.dtype_policy, name="feed_forward"
-        )
+        self.feed_forward = self._feed_forward()
         self.feed_forward.build(shape)
         self.self_attention_norm = make_layer_norm(self, "self_attention_norm", shape)
         self.feed_forward_norm = make_layer_norm(self, "feed_forward_norm", shape)

@@ -3,25 +3,54 @@
 import keras
 from keras import ops
 
+# Column orders of the sinusoid: the paper's sin/cos pairs, or every sine
+# first and every cosine after them (Marian, OPUS-MT and Hugging Face's
+# `MarianSinusoidalPositionalEmbedding`).
+SINUSOID_LAYOUTS = ("interleaved", "split")
 
-def sinusoidal_encoding(positions, d_model, dtype="float32"):
+
+def check_sinusoid_layout(layout, name="sinusoid_layout"):
+    if layout not in SINUSOID_LAYOUTS:
+        raise ValueError(
+            f"{name} must be one of {', '.join(map(repr, SINUSOID_LAYOUTS))}. "
+            f"Received: {name}={layout!r}"
+        )
+    return layout
+
+
+def sinusoidal_encoding(positions, d_model, dtype="float32", layout="interleaved"):
     """The paper's encoding for a 1-D tensor of (float) positions.
 
     PE(pos, 2i) = sin(pos / 10000^(2i/d_model)),
     PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
     Returns ``(len(positions), d_model)``; computed on the fly, so any length
     works (no table to overflow).
+
+    ``layout="split"`` puts the same values in another column order: the
+    ``ceil(d_model / 2)`` sines first, then the cosines (Marian's and
+    OPUS-MT's order; fairseq also splits, but with other frequencies).
     """
+    check_sinusoid_layout(layout, "layout")
     positions = ops.cast(positions, "float32")
     # 2i for i in [0, d_model / 2)
     two_i = ops.arange(0, d_model, 2, dtype="float32")
     inverse_frequency = ops.power(10000.0, -two_i / float(d_model))
     angles = positions[:, None] * inverse_frequency[None, :]  # (time, d/2)
-    # Interleave so that even columns are sin and odd columns are cos.
-    encoding = ops.stack([ops.sin(angles), ops.cos(angles)], axis=-1)
-    encoding = ops.reshape(encoding, (-1, 2 * ops.shape(two_i)[0]))
+    if layout == "split":
+        encoding = ops.concatenate([ops.sin(angles), ops.cos(angles)], axis=-1)
+    else:
+        # Interleave so that even columns are sin and odd columns are cos.
+        encoding = ops.stack([ops.sin(angles), ops.cos(angles)], axis=-1)
+        encoding = ops.reshape(encoding, (-1, 2 * ops.shape(two_i)[0]))
     if d_model % 2:
-        encoding = encoding[:, :d_model]
+        if layout == "split":
+            # ceil(d/2) sines, floor(d/2) cosines.
+            half = (d_model + 1) // 2
+            encoding = ops.concatenate(
+                [encoding[:, :half], encoding[:, half : half + d_model // 2]], axis=-1
+            )
+        else:
+            encoding = encoding[:, :d_model]
     return ops.cast(encoding, dtype)
 
 
@@ -35,8 +64,10 @@ class SinusoidalPositionalEncoding(keras.layers.Layer):
     ``start_index`` is used by cached decoding.
 
     Args:
-        No arguments beyond the base layer's; ``d_model`` is read from the
-        inputs' last dimension.
+        layout: "interleaved" (default, the paper's sin/cos pairs) or
+            "split" (all sines, then all cosines: Marian's order; see
+            `sinusoidal_encoding`). ``d_model`` is read from the inputs'
+            last dimension.
 
     Call arguments:
         inputs: float tensor ``(batch, length, d_model)``.
@@ -55,23 +86,34 @@ class SinusoidalPositionalEncoding(keras.layers.Layer):
         Vaswani et al., 2017, §3.5.
     """
 
+    def __init__(self, layout="interleaved", **kwargs):
+        super().__init__(**kwargs)
+        self.layout = check_sinusoid_layout(layout, "layout")
+
     def call(self, inputs, start_index=0, positions=None):
         d_model = inputs.shape[-1]
         if positions is not None:
             # Per-token positions (packed rows): (batch, length).
             encoding = sinusoidal_encoding(
-                ops.reshape(positions, (-1,)), d_model, self.compute_dtype
+                ops.reshape(positions, (-1,)), d_model, self.compute_dtype, self.layout
             )
             return inputs + ops.reshape(encoding, ops.shape(inputs))
         length = ops.shape(inputs)[1]
         positions = ops.arange(length, dtype="float32") + ops.cast(
             start_index, "float32"
         )
-        encoding = sinusoidal_encoding(positions, d_model, self.compute_dtype)
+        encoding = sinusoidal_encoding(
+            positions, d_model, self.compute_dtype, self.layout
+        )
         return inputs + encoding[None]
 
     def compute_output_shape(self, input_shape):
         return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"layout": self.layout})
+        return config
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")

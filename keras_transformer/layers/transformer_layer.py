@@ -45,7 +45,7 @@ class ResidualBlock:
 
 def make_layer_norm(owner, name, shape):
     layer_norm = keras.layers.LayerNormalization(
-        epsilon=LAYER_NORM_EPSILON, dtype=owner.dtype_policy, name=name
+        epsilon=owner.layer_norm_epsilon, dtype=owner.dtype_policy, name=name
     )
     layer_norm.build(shape)
     return layer_norm
@@ -63,10 +63,17 @@ class TransformerLayerBase(keras.layers.Layer):
         dropout_rate=0.1,
         normalization_position="post",
         projection_layout="head_major",
+        activation="relu",
+        layer_norm_epsilon=LAYER_NORM_EPSILON,
         **kwargs,
     ):
         super().__init__(**kwargs)
         check_normalization_position(normalization_position)
+        if not isinstance(layer_norm_epsilon, (int, float)) or not layer_norm_epsilon > 0:
+            raise ValueError(
+                "layer_norm_epsilon must be a number > 0. Received: "
+                f"layer_norm_epsilon={layer_norm_epsilon!r}"
+            )
         if not 0.0 <= dropout_rate < 1.0:
             raise ValueError(
                 f"dropout_rate must be in [0, 1). Received: dropout_rate={dropout_rate}"
@@ -77,11 +84,14 @@ class TransformerLayerBase(keras.layers.Layer):
         self.dropout_rate = float(dropout_rate)
         self.normalization_position = normalization_position
         self.projection_layout = projection_layout
+        self.activation = activation
+        self.layer_norm_epsilon = float(layer_norm_epsilon)
         # Fail at construction, not at build, on bad sizes.
         MultiHeadAttention(
             self.d_model, self.num_heads, projection_layout=projection_layout
         )
-        PositionwiseFeedForward(self.d_model, self.d_ff)
+        PositionwiseFeedForward(self.d_model, self.d_ff, activation=activation)
+        keras.activations.get(activation)
 
     def get_config(self):
         config = super().get_config()
@@ -93,6 +103,8 @@ class TransformerLayerBase(keras.layers.Layer):
                 "dropout_rate": self.dropout_rate,
                 "normalization_position": self.normalization_position,
                 "projection_layout": self.projection_layout,
+                "activation": self.activation,
+                "layer_norm_epsilon": self.layer_norm_epsilon,
             }
         )
         return config
@@ -103,6 +115,15 @@ class TransformerLayerBase(keras.layers.Layer):
         config = dict(config)
         config.setdefault("projection_layout", LEGACY_PROJECTION_LAYOUT)
         return super().from_config(config)
+
+    def _feed_forward(self):
+        return PositionwiseFeedForward(
+            self.d_model,
+            self.d_ff,
+            activation=self.activation,
+            dtype=self.dtype_policy,
+            name="feed_forward",
+        )
 
     def _attention(self, name, self_attention):
         return MultiHeadAttention(

@@ -5,6 +5,7 @@ A run directory (``keras-transformer train``)::
     <run>/
       config.json         the resolved `TrainConfig`: the run's identity
       vocab.spm           the shared SentencePiece vocabulary
+      source_vocab.spm    optionally, the source side's own SentencePiece model
       model.keras         the final model (written last)
       results.json        steps, time, scores (strict JSON: NaN -> null)
       checkpoints/        model_config.json, epoch_001.weights.h5, ...
@@ -23,6 +24,9 @@ from keras_transformer.utils.file_io import read_json
 
 MODEL_FILENAME = "model.keras"
 VOCABULARY_FILENAME = "vocab.spm"
+# A model whose source side has a SentencePiece model of its own (over the
+# same ids; an imported Marian model): vocab.spm is then the target side's.
+SOURCE_VOCABULARY_FILENAME = "source_vocab.spm"
 CONFIG_FILENAME = "config.json"
 RESULTS_FILENAME = "results.json"
 CHECKPOINTS_DIRNAME = "checkpoints"

@@ -21,9 +21,13 @@ from keras_transformer.layers.masks import (
 from keras_transformer.layers.positional_encoding import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
+    check_sinusoid_layout,
 )
 from keras_transformer.layers.token_checks import TokenIdCheck, TokenIdCheckedModel
-from keras_transformer.layers.transformer_layer import check_normalization_position
+from keras_transformer.layers.transformer_layer import (
+    LAYER_NORM_EPSILON,
+    check_normalization_position,
+)
 from keras_transformer.models.transformer.transformer_backbone import (
     TransformerBackbone,
 )
@@ -150,6 +154,20 @@ class Transformer(TokenIdCheckedModel, TransformerBackbone):
             `MultiHeadAttention`; head-major lets model parallelism split
             along heads). Configs saved without this key load as
             "qkv_major", the layout they were trained with.
+        activation: feed-forward inner activation, "relu" (default, the
+            paper's), "swish" or "gelu" (exact, erf-based).
+        layer_norm_epsilon: float > 0. Defaults to 1e-6 (Marian's models
+            use 1e-5).
+        sinusoid_layout: "interleaved" (default, the paper's sin/cos
+            pairs) or "split" (all sines, then all cosines: Marian's and
+            OPUS-MT's column order); only for sinusoidal positions.
+        output_bias: bool. A learned bias on the logits (Marian's
+            ``final_logits_bias``). Defaults to False (the paper's tied
+            projection has none).
+
+    The defaults of the last four are the paper's; other values describe
+    models trained elsewhere (`keras_transformer.models.transformer.
+    convert_marian`).
         dtype: dtype policy name or `keras.DTypePolicy`, e.g.
             "mixed_bfloat16". Logits are float32 in every policy.
 
@@ -179,9 +197,14 @@ class Transformer(TokenIdCheckedModel, TransformerBackbone):
         normalization_position="post",
         logits_dtype="float32",
         projection_layout="head_major",
+        activation="relu",
+        layer_norm_epsilon=LAYER_NORM_EPSILON,
+        sinusoid_layout="interleaved",
+        output_bias=False,
         dtype=None,
         **kwargs,
     ):
+        check_sinusoid_layout(sinusoid_layout)
         source_vocabulary_size = _check_arguments(
             vocabulary_size, num_layers, d_model, num_heads, d_ff, dropout_rate,
             share_embeddings, source_vocabulary_size, positional_encoding, max_length,
@@ -193,6 +216,7 @@ class Transformer(TokenIdCheckedModel, TransformerBackbone):
             vocabulary_size,
             d_model,
             logits_dtype=logits_dtype,
+            output_bias=output_bias,
             dtype=dtype,
             name="token_embedding",
         )
@@ -209,7 +233,9 @@ class Transformer(TokenIdCheckedModel, TransformerBackbone):
         def position_layer(name):
             if positional_encoding == "learned":
                 return LearnedPositionalEmbedding(max_length, dtype=dtype, name=name)
-            return SinusoidalPositionalEncoding(dtype=dtype, name=name)
+            return SinusoidalPositionalEncoding(
+                layout=sinusoid_layout, dtype=dtype, name=name
+            )
 
         self.encoder_position = position_layer("encoder_position")
         self.decoder_position = position_layer("decoder_position")
@@ -226,6 +252,8 @@ class Transformer(TokenIdCheckedModel, TransformerBackbone):
             dropout_rate=dropout_rate,
             normalization_position=normalization_position,
             projection_layout=projection_layout,
+            activation=activation,
+            layer_norm_epsilon=layer_norm_epsilon,
             dtype=dtype,
         )
         self.encoder_layers = [
@@ -239,10 +267,10 @@ class Transformer(TokenIdCheckedModel, TransformerBackbone):
         self.encoder_final_norm = self.decoder_final_norm = None
         if normalization_position == "pre":
             self.encoder_final_norm = keras.layers.LayerNormalization(
-                epsilon=1e-6, dtype=dtype, name="encoder_final_norm"
+                epsilon=layer_norm_epsilon, dtype=dtype, name="encoder_final_norm"
             )
             self.decoder_final_norm = keras.layers.LayerNormalization(
-                epsilon=1e-6, dtype=dtype, name="decoder_final_norm"
+                epsilon=layer_norm_epsilon, dtype=dtype, name="decoder_final_norm"
             )
 
         # === Functional model ===
@@ -302,6 +330,10 @@ class Transformer(TokenIdCheckedModel, TransformerBackbone):
         self.normalization_position = normalization_position
         self.logits_dtype = self.token_embedding.logits_dtype
         self.projection_layout = projection_layout
+        self.activation = activation
+        self.layer_norm_epsilon = float(layer_norm_epsilon)
+        self.sinusoid_layout = sinusoid_layout
+        self.output_bias = bool(output_bias)
 
     def __setattr__(self, name, value):
         # Under the torch backend, torch.nn.Module refuses sub-module
@@ -625,6 +657,17 @@ class Transformer(TokenIdCheckedModel, TransformerBackbone):
             "logits_dtype": self.logits_dtype,
             "projection_layout": self.projection_layout,
         })
+        # The options of models trained elsewhere, saved only where they
+        # differ from the paper's, so that the paper's configs stay as
+        # they were.
+        for key, default in (
+            ("activation", "relu"),
+            ("layer_norm_epsilon", LAYER_NORM_EPSILON),
+            ("sinusoid_layout", "interleaved"),
+            ("output_bias", False),
+        ):
+            if getattr(self, key) != default:
+                config[key] = getattr(self, key)
         return config
 
     @classmethod

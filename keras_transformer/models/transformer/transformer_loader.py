@@ -25,6 +25,7 @@ from keras_transformer.utils.run_files import (
     PRESET_CONFIG_FILENAME,
     PRESET_VOCABULARY_PATH,
     RUN_PRESET_DIRNAME,
+    SOURCE_VOCABULARY_FILENAME,
     TASK_CONFIG_FILE,
     VOCABULARY_FILENAME,
     is_preset_directory,
@@ -65,6 +66,16 @@ class TrainedModelFiles:
     def load_tokenizer(self):
         """The `SubwordTokenizer` of ``vocabulary_path``."""
         return SubwordTokenizer.load(self.vocabulary_path)
+
+    def load_source_tokenizer(self):
+        """The source side's own `SubwordTokenizer` (``source_vocab.spm``
+        of a run directory, as `keras_transformer.convert` writes for a
+        Marian model), or None where source and target share
+        ``vocabulary_path``."""
+        path = os.path.join(self.directory, SOURCE_VOCABULARY_FILENAME)
+        if self.kind != "run" or not os.path.isfile(path):
+            return None
+        return SubwordTokenizer.load(path)
 
     def language_tag(self):
         """Where the model finds its language tag (``"source"`` or

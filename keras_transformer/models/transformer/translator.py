@@ -102,6 +102,12 @@ class Translator:
             use when a call names none (a multilingual model). The model's
             languages are `languages` (``{code: tag id}``, read from the
             tokenizer's ``proto``; empty for one target language).
+        source_tokenizer: optional tokenizer of the sources, over the
+            same ids as ``tokenizer`` (which then serves the targets): a
+            model with a SentencePiece model per side, as an imported
+            Marian model (`keras_transformer.convert`). Defaults to
+            ``tokenizer``; `from_directory` loads a run's
+            ``source_vocab.spm``.
 
     Decoding is configured by one `keras_transformer.decoding.DecodeOptions`
     (beam search, greedy, sampling, n-best, lengths), validated before any
@@ -137,6 +143,7 @@ class Translator:
         quantize=None,
         language_tag="source",
         target_language=None,
+        source_tokenizer=None,
     ):
         for name, value in (
             ("max_source_length", max_source_length),
@@ -164,6 +171,11 @@ class Translator:
         self.quantize = quantize
         self.model = model
         self.tokenizer = tokenizer
+        # The source side's own SentencePiece model over the same ids (an
+        # imported Marian model); else the shared one.
+        if source_tokenizer is not None:
+            check_vocabulary(source_tokenizer.vocabulary_size, model.vocabulary_size)
+        self.source_tokenizer = source_tokenizer or tokenizer
         self.language_tag = check_language_tag_position(language_tag)
         # ``{language: tag id}`` of a multilingual vocabulary (empty for one
         # target language).
@@ -233,6 +245,7 @@ class Translator:
         found = find_trained_models(directory)
         model = load_models(found, weights)
         kwargs.setdefault("language_tag", found[0].language_tag())
+        kwargs.setdefault("source_tokenizer", found[0].load_source_tokenizer())
         return cls(model, found[0].load_tokenizer(), **kwargs)
 
     # --- options ---
@@ -646,7 +659,7 @@ class Translator:
             )
         self._require_language(target_language)
         return self.score_token_ids(
-            self.tokenizer.encode(sources),
+            self.source_tokenizer.encode(sources),
             self.tokenizer.encode(targets),
             return_token_scores=return_token_scores,
             target_language=target_language,
@@ -755,7 +768,7 @@ class Translator:
             verbose = len(sentences) > 4 * batch_size
         progress_bar = keras.utils.Progbar(len(sentences)) if verbose else None
         self._require_language(target_language)
-        source_ids = self.tokenizer.encode(sentences) if sentences else []
+        source_ids = self.source_tokenizer.encode(sentences) if sentences else []
         source_ids, prefix_ids = self._tag(
             target_language, source_ids, prefix_ids, default=True
         )
@@ -888,7 +901,7 @@ class Translator:
                 "translator.tokenizer), or translate(..., return_alignments=True) "
                 "for the ensemble's alignments."
             )
-        source_ids, _ = self._source_ids(self.tokenizer.encode([sentence]))
+        source_ids, _ = self._source_ids(self.source_tokenizer.encode([sentence]))
         source_ids = source_ids[0]
         validate_token_ids(
             np.asarray(source_ids),

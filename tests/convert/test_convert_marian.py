@@ -1,0 +1,223 @@
+"""Importing a Hugging Face Marian (OPUS-MT format) checkpoint.
+
+A small randomly initialized ``MarianMTModel`` (built here, saved with
+``save_pretrained``; no network) is converted, and the run directory is
+compared with Hugging Face: logits, greedy and beam search, the source
+ids, the CLI and its refusals.
+
+Beam search is compared with the length penalty off on both sides
+(``alpha=0`` here, ``length_penalty=0.0`` in Hugging Face): this package
+divides by ``((5 + |Y|) / 6) ** alpha`` and Hugging Face by
+``|Y| ** length_penalty``, which agree only at 0. Repetition penalties
+are off (Hugging Face's defaults); pad is a bad word in Hugging Face (as in
+the OPUS-MT generation configs), PAD and BOS are never chosen here.
+"""
+
+import json
+import os
+import shutil
+import sys
+
+import keras
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from marian_checkpoint import (  # noqa: E402
+    make_marian_directory,
+    marian_source_ids,
+    marian_text,
+    pad_rows,
+)
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from keras_transformer.cli.main import main  # noqa: E402
+from keras_transformer.convert import ConversionError, convert_marian  # noqa: E402
+from keras_transformer.models.transformer.translator import Translator  # noqa: E402
+
+MAX_EXTRA_LENGTH = 12
+# The random model favours EOS (its output bias), so outputs end soon after
+# this many tokens (EOS included: Hugging Face counts the start token, so
+# the same number means the same here and there).
+MIN_LENGTH = 5
+
+
+@pytest.fixture(scope="module")
+def marian(tmp_path_factory):
+    """(Marian directory, HF model, vocab.json, source sentences, run dir)."""
+    root = tmp_path_factory.mktemp("marian")
+    directory = str(root / "opus-mt-xx-yy")
+    model, vocabulary, text = make_marian_directory(directory)
+    run = str(root / "run")
+    assert main(["convert", "--from", "marian", directory, "--output-dir", run]) == 0
+    sentences = text[:6] + ["", "Dog dog dog dog ball."]
+    return directory, model, vocabulary, sentences, run
+
+
+def _package_rows(run, vocabulary):
+    """The Marian id of each package id (the embedding row it took)."""
+    import sentencepiece as spm
+
+    target = spm.SentencePieceProcessor(model_file=os.path.join(run, "vocab.spm"))
+    pad = len(vocabulary) - 1
+    rows = []
+    for package_id in range(target.get_piece_size()):
+        piece = target.id_to_piece(package_id)
+        rows.append({0: pad, 1: 1, 2: pad, 3: 0}.get(package_id, vocabulary.get(piece, 1)))
+    return np.array(rows)
+
+
+def test_run_directory_and_config(marian):
+    _, _, vocabulary, _, run = marian
+    assert sorted(os.listdir(run)) == ["config.json", "model.keras", "source_vocab.spm", "vocab.spm"]
+    config = json.load(open(os.path.join(run, "config.json")))
+    # generation_config.json: num_beams 3, length_penalty 0, max_length 40.
+    assert (config["beam_size"], config["alpha"], config["max_extra_length"]) == (3, 0.0, 39)
+    model = keras.saving.load_model(os.path.join(run, "model.keras"), compile=False)
+    assert model.activation == "swish" and model.sinusoid_layout == "split"
+    assert model.output_bias and model.layer_norm_epsilon == 1e-5
+    # Marian's ids plus one: its pad row is both PAD and BOS.
+    assert model.vocabulary_size == len(vocabulary) + 1
+
+
+def test_logits_equal_hugging_face(marian):
+    directory, hf_model, vocabulary, sentences, run = marian
+    translator = Translator.from_directory(run)
+    pad = len(vocabulary) - 1
+    sentences = [s for s in sentences if s]
+    marian_ids = marian_source_ids(directory, vocabulary, sentences)
+    package_ids = [ids + [3] for ids in translator.source_tokenizer.encode(sentences)]
+    rows = _package_rows(run, vocabulary)
+    # The source tokenizer gives Marian's ids, renumbered.
+    assert [[int(rows[i]) for i in ids] for ids in package_ids] == marian_ids
+    targets = [[5, 9, 12, 30], [7], [3, 4, 40], [], [20, 21], [8, 8, 8, 8, 8], [9]]
+    targets = targets[: len(sentences)]
+    decoder = pad_rows([[pad] + t for t in targets], pad)
+    with torch.no_grad():
+        source = torch.tensor(pad_rows(marian_ids, pad))
+        expected = hf_model(
+            input_ids=source, attention_mask=source != pad, decoder_input_ids=torch.tensor(decoder)
+        ).logits.numpy()
+    to_package = {int(m): p for p, m in reversed(list(enumerate(rows)))}
+    package_decoder = np.vectorize(lambda i: to_package[int(i)])(decoder)
+    package_decoder[decoder == pad] = 0
+    package_decoder[:, 0] = 2  # BOS: Marian's start token, its pad
+    logits = keras.ops.convert_to_numpy(
+        translator.model({
+            "encoder_token_ids": pad_rows(package_ids, 0).astype("int32"),
+            "decoder_token_ids": package_decoder.astype("int32"),
+        })
+    )  # fmt: skip
+    # An id that shares its Marian row with n others has log(n) less bias.
+    counts = np.bincount(rows)[rows]
+    real = np.arange(decoder.shape[1])[None] <= np.array([len(t) for t in targets])[:, None]
+    difference = np.abs(logits + np.log(counts) - expected[..., rows])[real]
+    assert difference.max() < 1e-4
+    # So the log-probabilities of every token are Marian's.
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    expected_log_probs = expected - np.log(np.exp(expected).sum(-1, keepdims=True))
+    assert np.abs(log_probs[..., 3:] - expected_log_probs[..., rows[3:]])[real].max() < 1e-4
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_search_equals_hugging_face_generate(marian, beam_size):
+    directory, hf_model, vocabulary, sentences, run = marian
+    translator = Translator.from_directory(run)
+    options = dict(
+        beam_size=beam_size, alpha=0.0, max_extra_length=MAX_EXTRA_LENGTH, min_length=MIN_LENGTH
+    )
+    texts = translator.translate(sentences, **options)
+    hypotheses, _ = translator.generate(translator.source_tokenizer.encode(sentences), **options)
+    rows = _package_rows(run, vocabulary)
+    expected_ids, expected_texts = [], []
+    for ids in marian_source_ids(directory, vocabulary, sentences):
+        with torch.no_grad():
+            generated = hf_model.generate(
+                torch.tensor([ids]), num_beams=beam_size, length_penalty=0.0,
+                do_sample=False, early_stopping=False, min_length=MIN_LENGTH,
+                # The same limit: here the source's tokens (EOS excluded)
+                # plus N, EOS included; Hugging Face counts the start
+                # token and no EOS (it stops there).
+                max_length=len(ids) - 1 + MAX_EXTRA_LENGTH,
+            )  # fmt: skip
+        output = generated[0].tolist()[1:]
+        expected_ids.append(output[: output.index(0)] if 0 in output else output)
+        expected_texts.append(marian_text(directory, vocabulary, output))
+    # The same tokens (as Marian ids), up to EOS ...
+    outputs = [[int(rows[t]) for t in best[0][:-1]] for best in hypotheses]
+    assert outputs == expected_ids
+    # ... and the same text, except where a source-side piece was produced:
+    # Marian's tokenizer leaves its raw piece ("▁shirt"), the target
+    # SentencePiece model here writes its text (" shirt").
+    compared = [(t, e) for t, e in zip(texts, expected_texts) if "\u2581" not in e]
+    assert len(compared) >= len(texts) // 2
+    assert [t for t, _ in compared] == [e for _, e in compared]
+    # Not trivially equal: the outputs are neither empty nor all the same.
+    assert len({t for t in texts if t}) > 2, texts
+
+
+def test_convert_refuses_before_any_work(marian, tmp_path, capsys):
+    directory = marian[0]
+
+    def variant(name, edit=None, remove=None):
+        copy = tmp_path / name
+        shutil.copytree(directory, copy)
+        if remove:
+            os.remove(copy / remove)
+        if edit:
+            config = json.load(open(copy / "config.json"))
+            config.update(edit)
+            json.dump(config, open(copy / "config.json", "w"))
+        return str(copy)
+
+    cases = [
+        (variant("bart", {"model_type": "bart"}), "'bart' model, not a Marian one"),
+        (variant("prenorm", {"normalize_before": True}), "normalize_before=True (pre-norm"),
+        (variant("sizes", {"decoder_layers": 3}), "encoder_layers=2 and decoder_layers=3 differ"),
+        (variant("gelu_new", {"activation_function": "gelu_new"}), "activation_function='gelu_new'"),
+        (variant("no_spm", remove="target.spm"), "lacks target.spm"),
+        (variant("no_weights", remove="model.safetensors"), "lacks model.safetensors or pytorch_model.bin"),
+    ]  # fmt: skip
+    for source, message in cases:
+        output = tmp_path / ("run-" + os.path.basename(source))
+        with pytest.raises(ConversionError, match=message.replace("(", r"\(")):
+            convert_marian(source, output)
+        assert not output.exists()
+    # The CLI: one line naming the problem, no traceback, exit status 1.
+    source, message = cases[0]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["convert", "--from", "marian", source, "--output-dir", str(tmp_path / "cli")])
+    error = capsys.readouterr().err
+    assert exit_info.value.code == 1 and message in error and "Traceback" not in error
+    assert len(error.strip().splitlines()) == 1
+    assert not (tmp_path / "cli").exists()
+
+
+def test_unused_weight_is_refused(marian, tmp_path):
+    """Every weight of the checkpoint must find its place."""
+    directory = marian[0]
+    copy = tmp_path / "extra"
+    shutil.copytree(directory, copy)
+    from keras_transformer.convert.marian import read_safetensors
+
+    tensors = read_safetensors(str(copy / "model.safetensors"))
+    tensors["model.encoder.layernorm_embedding.weight"] = np.ones(16, "float32")
+    _write_safetensors(str(copy / "model.safetensors"), tensors)
+    with pytest.raises(ConversionError, match="no place for: encoder.layernorm_embedding.weight"):
+        convert_marian(str(copy), str(tmp_path / "run"))
+
+
+def _write_safetensors(path, tensors):
+    header, blobs, offset = {}, [], 0
+    for name, value in tensors.items():
+        data = np.ascontiguousarray(value, "<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(value.shape),
+                        "data_offsets": [offset, offset + len(data)]}  # fmt: skip
+        blobs.append(data)
+        offset += len(data)
+    encoded = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(len(encoded).to_bytes(8, "little") + encoded + b"".join(blobs))
