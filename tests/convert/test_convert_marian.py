@@ -17,12 +17,15 @@ import json
 import os
 import shutil
 import sys
+import textwrap
 
 import keras
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "export"))
 
 from marian_checkpoint import (  # noqa: E402
     make_marian_directory,
@@ -30,6 +33,7 @@ from marian_checkpoint import (  # noqa: E402
     marian_text,
     pad_rows,
 )
+from saved_model_client import SERVE_PRELUDE, serve  # noqa: E402
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -221,3 +225,90 @@ def _write_safetensors(path, tensors):
     encoded = json.dumps(header).encode()
     with open(path, "wb") as f:
         f.write(len(encoded).to_bytes(8, "little") + encoded + b"".join(blobs))
+
+
+def _hugging_face_scores(marian, sources, targets):
+    """Hugging Face's total log P(target + </s> | source) of each pair."""
+    import sentencepiece as spm
+
+    directory, hf_model, vocabulary, _, _ = marian
+    pad = len(vocabulary) - 1
+    target_spm = spm.SentencePieceProcessor(model_file=os.path.join(directory, "target.spm"))
+    totals = []
+    for source_ids, target in zip(marian_source_ids(directory, vocabulary, sources), targets):
+        labels = [vocabulary[p] for p in target_spm.encode(target, out_type=str)] + [0]
+        with torch.no_grad():
+            logits = hf_model(
+                input_ids=torch.tensor([source_ids]),
+                decoder_input_ids=torch.tensor([[pad] + labels[:-1]]),
+            ).logits[0]
+        log_probs = torch.log_softmax(logits, -1)
+        totals.append(float(log_probs[torch.arange(len(labels)), torch.tensor(labels)].sum()))
+    return np.array(totals)
+
+
+TARGETS = ["Ein hund spielt im park.", "Zwei kinder laufen über die straße.", "Die frau trägt einen hut."]
+
+
+def test_score_equals_hugging_face(marian):
+    """Forced decoding tokenizes sources with the source model and targets
+    with the target model."""
+    sources = marian[3][:3]
+    scores = Translator.from_directory(marian[4]).score(sources, TARGETS)
+    np.testing.assert_allclose(scores, _hugging_face_scores(marian, sources, TARGETS), atol=1e-4)
+
+
+def test_ctranslate2_export_scores_and_translates(marian, tmp_path):
+    pytest.importorskip("ctranslate2")
+    from keras_transformer.export.ctranslate2_converter import (
+        export_run_directory_to_ctranslate2,
+    )
+    from keras_transformer.export.ctranslate2_translator import CTranslate2Translator
+
+    _, _, _, sentences, run = marian
+    output = str(tmp_path / "ct2")
+    export_run_directory_to_ctranslate2(run, output)
+    assert os.path.isfile(os.path.join(output, "source_vocab.spm"))
+    exported = CTranslate2Translator(output, intra_threads=1)
+    translator = Translator.from_directory(run)
+    sources = sentences[:3]
+    token_scores = exported.score(
+        translator.source_tokenizer.encode(sources), translator.tokenizer.encode(TARGETS)
+    )
+    totals = [float(np.sum(s)) for s in token_scores]
+    np.testing.assert_allclose(totals, _hugging_face_scores(marian, sources, TARGETS), atol=1e-3)
+    options = dict(beam_size=3, alpha=0.0, max_extra_length=MAX_EXTRA_LENGTH)
+    # (Blank lines: CTranslate2Translator returns "" without decoding.)
+    sentences = [s for s in sentences if s]
+    assert exported.translate(sentences, **options) == translator.translate(sentences, **options)
+
+
+SERVE = SERVE_PRELUDE + textwrap.dedent(
+    """
+    out = {
+        "translations": plain(loaded.signatures["serving_default"](
+            sentences=strings(case["sentences"])))["translations"],
+        "scores": plain(loaded.signatures["score"](
+            sources=strings(case["sources"]), targets=strings(case["targets"])))["scores"],
+    }
+    print(json.dumps(out))
+    """
+)
+
+
+@pytest.mark.skipif(keras.config.backend() != "tensorflow", reason="one export: TensorFlow's run")
+def test_saved_model_serves_like_the_translator(marian, tmp_path):
+    from keras_transformer.export.saved_model import export_saved_model
+
+    _, _, _, sentences, run = marian
+    sentences = [s for s in sentences if s]  # blank ones give "" there
+    options = dict(beam_size=3, alpha=0.0, max_extra_length=MAX_EXTRA_LENGTH)
+    version_dir = export_saved_model(run, str(tmp_path / "export"), warmup=False, **options)
+    sources = sentences[:3]
+    served = serve(tmp_path, SERVE, version_dir, {
+        "sentences": sentences, "sources": sources, "targets": TARGETS,
+    })  # fmt: skip
+    assert served["translations"] == Translator.from_directory(run).translate(sentences, **options)
+    np.testing.assert_allclose(
+        served["scores"], _hugging_face_scores(marian, sources, TARGETS), atol=1e-4
+    )
