@@ -296,6 +296,7 @@ SERVE = SERVE_PRELUDE + textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(keras.config.backend() != "tensorflow", reason="one export: TensorFlow's run")
 def test_saved_model_serves_like_the_translator(marian, tmp_path):
     from keras_transformer.export.saved_model import export_saved_model
