@@ -1,3 +1,3 @@
 """The package version (also read by ``pyproject.toml``)."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -20,7 +20,10 @@ import glob
 import importlib.util
 import os
 import re
+import warnings
 
+import keras
+import pytest
 from conftest import REPO_ROOT
 
 from keras_transformer import TrainConfig
@@ -158,3 +161,128 @@ def test_no_document_tells_the_history_of_its_own_work():
         if pattern.search(line)
     ]
     assert not found, "\n".join(found)
+
+
+# --- Every shell and Python block is run by a test or says why not ---------
+
+NOT_RUN = re.compile(r"<!-- not run: (\S.*?) -->")
+RUN_BY = re.compile(r"<!-- run by: (\S+?) -->")
+STORY = re.compile(r"<!-- readme-story:(python|bash) -->")
+CODE_FENCE = re.compile(r"^```(python|bash|sh|shell|console)\s*$")
+CHECKED_DOCUMENTS = ["README.md"] + sorted(
+    os.path.relpath(p, REPO_ROOT) for p in glob.glob(os.path.join(REPO_ROOT, "docs", "*.md"))
+)
+
+
+def code_blocks(text):
+    """``(line number, marker line)`` of each Python or shell block: the
+    marker is the nearest non-blank line above the opening fence."""
+    lines = text.splitlines()
+    blocks, inside = [], False
+    for number, line in enumerate(lines):
+        if line.startswith("```"):
+            if not inside and CODE_FENCE.match(line):
+                above = [previous for previous in lines[:number] if previous.strip()]
+                blocks.append((number + 1, above[-1].strip() if above else ""))
+            inside = not inside
+    return blocks
+
+
+def unmarked_blocks(document, text):
+    problems = []
+    for number, marker in code_blocks(text):
+        run_by = RUN_BY.fullmatch(marker)
+        if NOT_RUN.fullmatch(marker) or STORY.fullmatch(marker):
+            continue
+        if run_by and os.path.exists(os.path.join(REPO_ROOT, run_by.group(1))):
+            continue
+        problems.append(f"{document}:{number}")
+    return problems
+
+
+def test_every_code_block_is_run_or_says_why_not():
+    """Before each ```python/```bash block of README.md and docs/*.md:
+    ``<!-- run by: PATH -->`` (an existing test or CI file that runs it) or
+    ``<!-- not run: REASON -->``."""
+    problems = [
+        problem
+        for document in CHECKED_DOCUMENTS
+        for problem in unmarked_blocks(document, _read(document))
+    ]
+    assert not problems, (
+        "code blocks without <!-- run by: PATH --> or <!-- not run: REASON --> above "
+        "them: " + ", ".join(problems)
+    )
+
+
+def test_the_block_check_catches_an_unmarked_block():
+    text = "text\n\n```bash\nls\n```\n\n<!-- not run: needs a GPU -->\n```python\nx\n```\n"
+    assert unmarked_blocks("page.md", text) == ["page.md:3"]
+    assert unmarked_blocks("page.md", "<!-- run by: tests/nowhere.py -->\n```sh\nls\n```\n") == [
+        "page.md:2"
+    ]
+    assert unmarked_blocks("page.md", "<!-- not run: -->\n```sh\nls\n```\n") == ["page.md:2"]
+
+
+# --- One signature table, generated from the export's list ----------------
+
+
+def _module(name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(REPO_ROOT, "docs", f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_signature_table_is_generated_from_the_exports_signatures():
+    # Imports the export's signature list, hence TensorFlow: once per suite.
+    if keras.config.backend() != "tensorflow":
+        pytest.skip("the signature table is checked once per suite, under tensorflow")
+    from keras_transformer.export.saved_model_signatures import SIGNATURES
+
+    generator = _module("generate_signature_table")
+    block = generator.table()
+    for document in ("README.md", os.path.join("docs", "serving.md")):
+        text = _read(document)
+        assert generator.rewrite(text, block) == text, (
+            f"{document}'s signature table is stale: run python docs/generate_signature_table.py"
+        )
+    for name in SIGNATURES:
+        assert f"| `{name}` |" in block
+    described = dict(generator.DESCRIPTIONS)
+    described.pop("translate_constrained")
+    generator.DESCRIPTIONS = described
+    with pytest.raises(ValueError, match="translate_constrained"):
+        generator.table()
+
+
+def test_the_multi30k_recipe_leaves_the_backend_to_the_user():
+    config = TrainConfig.from_file(os.path.join(REPO_ROOT, "benchmarks", "multi30k.yaml"))
+    assert config.backend is None, "benchmarks/multi30k.yaml must not override KERAS_BACKEND"
+
+
+# --- The API reference ------------------------------------------------------
+
+
+def test_api_reference_builds_without_warnings(tmp_path, monkeypatch):
+    """pdoc renders every public module of the package (docs/api.md); any
+    warning (a module that fails to import, an unparsable annotation or
+    docstring) fails the build. Once per suite, under TensorFlow (the
+    export modules import it)."""
+    if keras.config.backend() != "tensorflow":
+        pytest.skip("the API reference is built once per suite, under tensorflow")
+    pdoc = pytest.importorskip("pdoc", reason="pdoc is the `docs` extra")
+    monkeypatch.setenv("PDOC_ALLOW_EXEC", "1")
+    api = _module("build_api_reference")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        api.build(str(tmp_path))
+    from_pdoc = [
+        f"{w.category.__name__}: {w.message}"
+        for w in caught
+        if os.path.dirname(pdoc.__file__) in w.filename or "keras_transformer" in str(w.message)
+    ]
+    assert not from_pdoc, "\n".join(from_pdoc)
+    for module in api.MODULES:
+        assert (tmp_path / (module.replace(".", "/") + ".html")).stat().st_size > 1000, module
+    assert "TransformerSeq2SeqLM" in (tmp_path / "keras_transformer.html").read_text()

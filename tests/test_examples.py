@@ -3,6 +3,7 @@ outputs. The examples are backend-agnostic scripts, so they run once per
 suite, under the PyTorch backend, whose suite is the shortest (quickstart
 also reloads its model under TensorFlow)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -65,6 +66,28 @@ def test_export_and_serve(tmp_path):
     )
     assert "'twenty-one' ->" in out
     assert (tmp_path / "export" / "1" / "saved_model.pb").exists()
+    served = [line for line in out.splitlines() if line.startswith("'twenty-one' ->")]
+    translation = served[0].split(" -> ", 1)[1].rsplit(" (score", 1)[0]
+
+    # The REST and gRPC clients of docs/serving.md, without a server: their
+    # requests answered by the SavedModel in a fresh TensorFlow-only process.
+    version_dir = str(tmp_path / "export" / "1")
+    env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+
+    def client(name, *args):
+        result = subprocess.run(
+            [sys.executable, os.path.join(EXAMPLES, name), "--saved-model", version_dir, *args],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+        )
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+        return result.stdout
+
+    rest = json.loads(client("rest_client.py", "twenty-one", "nine").splitlines()[-1])
+    assert [p["translations"] for p in rest["predictions"]][0] == eval(translation)
+    assert len(rest["predictions"]) == 2 and isinstance(rest["predictions"][1]["scores"], float)
+    grpc = client("grpc_client.py", "twenty-one", "nine")
+    assert f"'twenty-one' -> {translation}" in grpc
+    assert grpc.count(" -> ") == 2
 
 
 def test_train_translation_on_files(tmp_path):

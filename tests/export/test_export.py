@@ -1,20 +1,26 @@
 """SavedModel export: a fresh process with only tensorflow + tensorflow_text
-serves the same translations as `Translator`, survives bad inputs, and the
-export works from a model trained under the current backend."""
+serves the same translations as `Translator` and survives bad inputs. The
+export and the serving run once per suite, under TensorFlow; under every
+backend `Translator` returns the outputs that the SavedModel served, stored
+in tests/fixtures/export_expected.json (see expectations.py)."""
 
-import itertools
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import keras
 import numpy as np
 import pytest
 
-import keras_transformer as kt
-from conftest import REPO_ROOT
+import expectations
+from conftest import FIXTURES
+from expectations import assert_same, plain
+
+from keras_transformer.export.saved_model import export_saved_model
+from keras_transformer.models.transformer.translator import Translator
 
 pytestmark = pytest.mark.slow
 
@@ -81,7 +87,7 @@ SERVE = textwrap.dedent(
     out["token_ids"] = ids["token_ids"].numpy().tolist()
     out["token_id_scores"] = ids["scores"].numpy().tolist()
     out["bad_token_ids"] = []
-    for bad_id in (-1, 120):  # outside [0, vocabulary_size=120)
+    for bad_id in (-1, %d):  # outside [0, vocabulary_size)
         try:
             loaded.signatures["translate_token_ids"](token_ids=tf.constant([[5, bad_id]], tf.int32))
             out["bad_token_ids"].append("no error")
@@ -93,31 +99,86 @@ SERVE = textwrap.dedent(
 )
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    """A tiny model trained for a few steps under the current backend."""
-    from keras_transformer.data import SubwordTokenizer, default_task_splits, make_dataset
+# A committed run directory (`keras-transformer train` of version 0.1.0, a
+# tiny model trained for six updates): the same weights under every backend.
+MODEL_DIR = os.path.join(FIXTURES, "run_directory_0_1_0")
+VOCABULARY = 128
 
-    directory = tmp_path_factory.mktemp("model")
-    source, target = default_task_splits(num_train=400, num_valid=10, num_test=10)["train"]
-    tokenizer = SubwordTokenizer.train(itertools.chain(source, target), vocabulary_size=120)
-    tokenizer.save(str(directory))
-    dataset, _ = make_dataset(source, target, tokenizer, tokens_per_batch=512, max_length=16)
-    model = kt.Transformer(
-        vocabulary_size=tokenizer.vocabulary_size, num_layers=1, d_model=32, num_heads=4, d_ff=64
+ORDINARY = ["twenty-one", "three hundred forty-five", "nine", "one thousand two"]
+CASES = {
+    "ordinary": ORDINARY,
+    "empty_batch": [],
+    "blank": ["", "   ", "\t"],
+    "huge": ["nine " * 20000],  # 100,000 characters
+    "mixed_lengths": [" ".join(["seven"] * n) for n in (1, 3, 10, 30, 60)],  # ~1 to 200 pieces
+    "scripts": ["日本語のテキスト", "😀 twenty 🚀", "Ünïcödé ß"],
+    "batch_1": ORDINARY[:1],
+    "batch_2": ORDINARY[:2],
+    "batch_7": (ORDINARY * 2)[:7],
+}
+SCORE_PAIRS = {
+    "sources": ORDINARY + ["", "nine", "seven " * 40],
+    "targets": ["einundzwanzig", "dreihundertfünfundvierzig", "", "tausend", "zwei", "", "sieben"],
+}
+PREFIX_CASES = {
+    "sources": ["twenty-one", "three hundred forty-five", "nine", "one thousand two"],
+    "prefixes": ["ein", "", "neun", "zwei"],
+}
+TOKEN_IDS = [[5, 6, 7], [8]]
+
+
+def translator_outputs(translator):
+    """What `Translator` returns for each request the SavedModel serves."""
+    options = dict(beam_size=BEAM, alpha=ALPHA, max_extra_length=EXTRA)
+    out = {}
+    for name in ("ordinary", "mixed_lengths", "scripts", "batch_7", "huge"):
+        texts, scores = translator.translate(CASES[name], return_scores=True, **options)
+        out[name] = {"translations": texts, "scores": scores}
+    # translate_nbest (k = the beam size) is translate(num_return=k).
+    out["nbest"] = {}
+    for name in ("ordinary", "mixed_lengths"):
+        texts, scores = translator.translate(
+            CASES[name], num_return=BEAM, return_scores=True, **options
+        )
+        out["nbest"][name] = {"translations": texts, "scores": scores}
+    # translate_prefix is translate(target_prefix=...); translate_sample is
+    # translate(sampling=True, seed=...) (the same samples on every backend).
+    texts, scores = translator.translate(
+        PREFIX_CASES["sources"], target_prefix=PREFIX_CASES["prefixes"], return_scores=True,
+        **options,
     )
-    model.compile(optimizer=kt.transformer_optimizer(32, warmup_steps=50), loss=kt.LabelSmoothedCrossEntropy())
-    model.fit(dataset.take(8), epochs=1, verbose=0)
-    model.save(str(directory / "model.keras"))
-    return str(directory)
+    out["prefix"] = {"translations": texts, "scores": scores}
+    out["sample"] = {
+        str(seed): translator.translate(
+            PREFIX_CASES["sources"], **dict(options, beam_size=1), sampling=True, seed=seed
+        )
+        for seed in (3, 11)
+    }
+    # score is Translator.score (blank sources and targets included).
+    out["score"] = translator.score(SCORE_PAIRS["sources"], SCORE_PAIRS["targets"])
+    hypotheses, scores = translator.generate(TOKEN_IDS, **options)
+    out["token_ids"] = {"ids": [h[0] for h in hypotheses], "scores": [s[0] for s in scores]}
+    return plain(out)
 
 
-def test_export_serves_like_the_translator(model_dir, tmp_path):
-    from keras_transformer.export.saved_model import export_saved_model
-    from keras_transformer.models.transformer.translator import Translator
+def test_translator_returns_what_the_saved_model_served():
+    """Under every backend: the outputs that the SavedModel served (checked
+    under TensorFlow by the next test, and stored)."""
+    translator = Translator.from_directory(MODEL_DIR, max_source_length=MAX_SOURCE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # truncated sources
+        outputs = translator_outputs(translator)
+    assert_same(outputs, expectations.load("single"))
 
+
+def test_export_serves_like_the_translator(tmp_path):
+    if keras.config.backend() != "tensorflow":
+        pytest.skip(
+            "the export runs once per suite, under the tensorflow backend; "
+            "test_translator_returns_what_the_saved_model_served covers this backend"
+        )
     version_dir = export_saved_model(
-        model_dir, str(tmp_path / "export"), version=3, beam_size=BEAM, alpha=ALPHA,
+        MODEL_DIR, str(tmp_path / "export"), version=3, beam_size=BEAM, alpha=ALPHA,
         max_extra_length=EXTRA, max_source_length=MAX_SOURCE,
     )
     assert version_dir.endswith(os.path.join("export", "3"))
@@ -125,31 +186,10 @@ def test_export_serves_like_the_translator(model_dir, tmp_path):
                  "assets.extra/tf_serving_warmup_requests"):
         assert os.path.exists(os.path.join(version_dir, path)), path
 
-    ordinary = ["twenty-one", "three hundred forty-five", "nine", "one thousand two"]
-    lengths = [" ".join(["seven"] * n) for n in (1, 3, 10, 30, 60)]  # ~1 to 200 pieces
-    cases = {
-        "ordinary": ordinary,
-        "empty_batch": [],
-        "blank": ["", "   ", "\t"],
-        "huge": ["nine " * 20000],  # 100,000 characters
-        "mixed_lengths": lengths,
-        "scripts": ["日本語のテキスト", "😀 twenty 🚀", "Ünïcödé ß"],
-        "batch_1": ordinary[:1],
-        "batch_2": ordinary[:2],
-        "batch_7": (ordinary * 2)[:7],
-    }
-    score_pairs = {
-        "sources": ordinary + ["", "nine", "seven " * 40],
-        "targets": ["einundzwanzig", "dreihundertfünfundvierzig", "", "tausend", "zwei", "", "sieben"],
-    }
     cases_path = tmp_path / "cases.json"
-    prefix_cases = {
-        "sources": ["twenty-one", "three hundred forty-five", "nine", "one thousand two"],
-        "prefixes": ["ein", "", "neun", "zwei"],
-    }
-    cases_path.write_text(json.dumps(dict(cases, _score=score_pairs, _prefix=prefix_cases)))
+    cases_path.write_text(json.dumps(dict(CASES, _score=SCORE_PAIRS, _prefix=PREFIX_CASES)))
     script = tmp_path / "serve.py"
-    script.write_text(SERVE)
+    script.write_text(SERVE % VOCABULARY)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     env.pop("KERAS_BACKEND", None)
     result = subprocess.run(
@@ -160,84 +200,54 @@ def test_export_serves_like_the_translator(model_dir, tmp_path):
     served = json.loads(result.stdout.strip().splitlines()[-1])
     assert served["keras_transformer_imported"] is False
     assert len(served["token_ids"]) == 2
-    # Out-of-range ids fail the request instead of wrapping (issue #12).
+    # Out-of-range ids fail the request instead of wrapping.
     assert len(served["bad_token_ids"]) == 2
-    for bad_id, error in zip((-1, 120), served["bad_token_ids"]):
-        assert f"[token_ids contains id] [{bad_id}] [outside [0, 120)" in error, error
+    for bad_id, error in zip((-1, VOCABULARY), served["bad_token_ids"]):
+        assert f"[token_ids contains id] [{bad_id}] [outside [0, {VOCABULARY})" in error, error
 
-    for name, sentences in cases.items():
+    for name, sentences in CASES.items():
         got = served[name]
         assert len(got["translations"]) == len(sentences) == len(got["scores"]), name
         assert all(np.isfinite(got["scores"])), name
     assert served["empty_batch"] == {"translations": [], "scores": []}
     assert served["blank"] == {"translations": ["", "", ""], "scores": [0.0, 0.0, 0.0]}
-
-    translator = Translator.from_directory(model_dir, max_source_length=MAX_SOURCE)
-    for name in ("ordinary", "mixed_lengths", "scripts", "batch_7", "huge"):
-        expected, scores = translator.translate(
-            cases[name], beam_size=BEAM, alpha=ALPHA, max_extra_length=EXTRA, return_scores=True
-        )
-        assert served[name]["translations"] == expected, name
-        np.testing.assert_allclose(served[name]["scores"], scores, atol=1e-3)
-    # translate_nbest (k = the beam size) is translate(num_return=k).
-    for name in ("ordinary", "mixed_lengths"):
-        expected, scores = translator.translate(
-            cases[name], beam_size=BEAM, alpha=ALPHA, max_extra_length=EXTRA,
-            num_return=BEAM, return_scores=True,
-        )
-        assert served["nbest"][name]["translations"] == expected, name
-        np.testing.assert_allclose(served["nbest"][name]["scores"], scores, atol=1e-3)
     assert served["nbest"]["blank"] == {
         "translations": [["", ""]] * 3, "scores": [[0.0, 0.0]] * 3
     }
     assert served["nbest"]["empty_batch"] == {"translations": [], "scores": []}
-    # translate_prefix is translate(target_prefix=...); translate_sample is
-    # translate(sampling=True, seed=...) (the same samples on every backend).
-    expected, scores = translator.translate(
-        prefix_cases["sources"], beam_size=BEAM, alpha=ALPHA, max_extra_length=EXTRA,
-        target_prefix=prefix_cases["prefixes"], return_scores=True,
-    )
-    assert served["prefix"]["translations"] == expected
-    np.testing.assert_allclose(served["prefix"]["scores"], scores, atol=1e-3)
     assert served["prefix_empty"] == {"translations": [], "scores": []}
     assert "a prefix leaves no room for EOS" in served["prefix_too_long"]
-    for seed in (3, 11):
-        expected = translator.translate(
-            prefix_cases["sources"], beam_size=1, sampling=True, seed=seed,
-            alpha=ALPHA, max_extra_length=EXTRA,
-        )
-        assert served["sample"][str(seed)]["translations"] == expected, seed
     assert served["sample_again"] == served["sample"]["3"]
     assert served["sample"]["3"] != served["sample"]["11"]
     assert served["sample_blank"] == {"translations": ["", ""], "scores": [0.0, 0.0]}
-    # score is Translator.score (blank sources and targets included).
-    np.testing.assert_allclose(
-        served["score"], translator.score(score_pairs["sources"], score_pairs["targets"]),
-        atol=1e-3,
-    )
     assert served["score_empty"] == []
+
+    translator = Translator.from_directory(MODEL_DIR, max_source_length=MAX_SOURCE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # truncated sources
+        expected = translator_outputs(translator)
+    for name in ("ordinary", "mixed_lengths", "scripts", "batch_7", "huge", "prefix", "score"):
+        assert_same(served[name], expected[name], name)
+    for name in ("ordinary", "mixed_lengths"):
+        assert_same(served["nbest"][name], expected["nbest"][name], f"nbest {name}")
+    for seed in ("3", "11"):
+        assert served["sample"][seed]["translations"] == expected["sample"][seed], seed
     # The token-id signature: 0-padded ids in, the Translator's hypotheses
     # (EOS included, PAD after it) and scores out.
-    hypotheses, scores = translator.generate(
-        [[5, 6, 7], [8]], beam_size=BEAM, alpha=ALPHA, max_extra_length=EXTRA
-    )
-    for row, served_ids in enumerate(served["token_ids"]):
-        length = len(hypotheses[row][0])
-        assert served_ids[:length] == hypotheses[row][0]
-        assert set(served_ids[length:]) <= {0}
-    np.testing.assert_allclose(
-        served["token_id_scores"], [s[0] for s in scores], atol=1e-3
-    )
+    for served_ids, ids in zip(served["token_ids"], expected["token_ids"]["ids"]):
+        assert served_ids[: len(ids)] == ids
+        assert set(served_ids[len(ids):]) <= {0}
+    assert_same(served["token_id_scores"], expected["token_ids"]["scores"], "token_id_scores")
+    expectations.write("single", expected)
 
 
-def test_saved_model_cli_lists_every_signature_of_an_int8_export(model_dir, tmp_path):
-    # The export itself always runs under TensorFlow (in a subprocess
-    # elsewhere, which test_export_serves_like_the_translator covers under
-    # every backend), so this one runs once per suite.
+def test_saved_model_cli_lists_every_signature_of_an_int8_export(tmp_path):
+    model_dir = MODEL_DIR
+    # The export itself always runs under TensorFlow (in a subprocess under
+    # the other backends, which the multilingual export test covers), so
+    # this one runs once per suite.
     if keras.config.backend() != "tensorflow":
         pytest.skip("the int8 export runs once per suite, under the tensorflow backend")
-    from keras_transformer.export.saved_model import export_saved_model
-
     # int8 (Keras' Model.quantize before export): the signatures are the same
     # and serve what Translator(quantize="int8") translates.
     version_dir = export_saved_model(
@@ -249,8 +259,6 @@ def test_saved_model_cli_lists_every_signature_of_an_int8_export(model_dir, tmp_
     assert config["decode_options"]["beam_size"] == 1
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the SentencePiece ops)
-
-    from keras_transformer.models.transformer.translator import Translator
 
     sentences = ["twenty-one", "three hundred forty-five", "nine"]
     served = tf.saved_model.load(version_dir).signatures["serving_default"](
@@ -276,8 +284,6 @@ def test_saved_model_cli_lists_every_signature_of_an_int8_export(model_dir, tmp_
 
 
 def test_export_errors(tmp_path):
-    from keras_transformer.export.saved_model import export_saved_model
-
     with pytest.raises(FileNotFoundError, match="model.keras"):
         export_saved_model(str(tmp_path), str(tmp_path / "out"))
     with pytest.raises(ValueError, match="beam_size"):
