@@ -48,6 +48,14 @@ def build(output_directory):
     import pdoc
     import pdoc.render
 
+    import keras_transformer
+
+    # Names that the package resolves on first use (its module __getattr__:
+    # the tf.data pipeline, which imports TensorFlow) are bound here, so that
+    # pdoc, which reads the module's namespace, finds every name of __all__.
+    for name in keras_transformer.__all__:
+        if name not in vars(keras_transformer):
+            setattr(keras_transformer, name, getattr(keras_transformer, name))
     pdoc.render.configure(docformat="google", search=True, show_source=False)
     pdoc.pdoc(*public_modules(), output_directory=pathlib.Path(output_directory))
 
