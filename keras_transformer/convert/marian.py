@@ -115,7 +115,7 @@ def check_marian_directory(directory):
     """
     directory = os.fspath(directory)
     if not os.path.isdir(directory):
-        raise ConversionError(f"Not a directory: {directory!r}")
+        raise ConversionError(f"The checkpoint directory {directory!r} does not exist.")
     config_path = os.path.join(directory, "config.json")
     if not os.path.isfile(config_path):
         raise ConversionError(
