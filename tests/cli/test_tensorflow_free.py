@@ -5,6 +5,8 @@ imported (as if not installed), runs ``train`` on the number-words task
 (shrunk to a few updates of a tiny model), then ``translate``, ``evaluate``,
 ``score``, ``average-checkpoints``, ``info`` and ``export`` (which must say,
 in one line, that the SavedModel needs TensorFlow) with the run it wrote.
+A second child, with TensorFlow installed but keras-hub not, translates and
+checks that the package itself imported no TensorFlow under JAX or PyTorch.
 """
 
 import os
@@ -55,6 +57,22 @@ run("export", "--model-dir", run_dir, "--export-dir", f"{workdir}/exported")
 loaded = sorted(name for name, module in sys.modules.items()
                 if name.split(".")[0] in ("tensorflow", "tensorflow_text") and module)
 print("=== tensorflow modules loaded:", loaded, flush=True)
+"""
+
+
+# TensorFlow installed, keras-hub not (keras-hub imports TensorFlow whenever
+# it is installed): the package's own translate path must not import it.
+TRANSLATE_WITH_TENSORFLOW_INSTALLED = """
+import sys
+
+sys.modules["keras_hub"] = None
+from keras_transformer.cli.main import main
+
+code = main(["translate", "--model-dir", sys.argv[1], "--beam-size", "1"])
+loaded = sorted(name for name, module in sys.modules.items()
+                if name.split(".")[0] in ("tensorflow", "tensorflow_text") and module)
+print("=== tensorflow modules loaded:", loaded, flush=True)
+sys.exit(code)
 """
 
 
@@ -112,3 +130,11 @@ def test_train_translate_evaluate_without_tensorflow(tmp_path):
     assert len(errors) == 1 and "needs tensorflow" in errors[0], done.stderr[-3000:]
     assert "pip install tensorflow" in errors[0] and "Traceback" not in done.stderr
     assert "tensorflow modules loaded: []" in done.stdout
+
+    done = subprocess.run(
+        [sys.executable, "-c", TRANSLATE_WITH_TENSORFLOW_INSTALLED, str(run_dir)],
+        input="twenty-one\n", cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "tensorflow modules loaded: []" in done.stdout, done.stdout[-2000:]
