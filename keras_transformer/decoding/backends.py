@@ -7,6 +7,7 @@ import itertools
 import keras
 
 from keras_transformer.decoding.search import compiled_loop_bodies
+from keras_transformer.decoding.torch_steps import TorchStepCompiler
 
 if keras.config.backend() == "tensorflow":
     from keras_transformer.utils.tensorflow_devices import tf
@@ -24,7 +25,8 @@ def compile_for_backend(model, function, tf_input_signature=None, jit_compile=Fa
     - TensorFlow: ``tf.function`` with ``tf_input_signature`` (``None``
       dimensions: one trace for every shape) and XLA when ``jit_compile``.
     - torch: eager under ``torch.no_grad()``; with ``jit_compile`` the
-      searches' loop bodies go through ``torch.compile(dynamic=True)``.
+      searches' loop bodies go through ``torch.compile`` with static
+      shapes, the model step recorded once per shape (`torch_steps`).
 
     Args:
         model: the `Transformer` whose variables ``function`` reads.
@@ -49,53 +51,19 @@ def compile_for_backend(model, function, tf_input_signature=None, jit_compile=Fa
     if backend == "torch":
         import torch
 
+        # One per compiled function: its recorded model steps are reused
+        # by every later call (see `torch_steps`).
+        steps = TorchStepCompiler() if jit_compile else None
+
         def no_grad(*args):
             with torch.no_grad():
                 if not jit_compile:
                     return function(*args)
-                with compiled_loop_bodies(_torch_compile_body):
+                with compiled_loop_bodies(steps.compile_body, steps.trace_step):
                     return function(*args)
 
         return no_grad
     return function
-
-
-def _torch_compile_body(body):
-    """``torch.compile`` of a search's loop body, traced once per shape.
-
-    Two settings keep it to one trace (a trace is dynamo's bytecode
-    analysis of a whole decoding step, the costly part of compiling):
-
-    - ``specialize_float=True``: with ``dynamic=True`` dynamo would make
-      the layers' Python float attributes (layer-norm epsilons, activation
-      defaults) graph inputs, fail to turn them into tensors, and restart
-      the whole analysis with them specialised.
-    - The state entering the first compiled call comes from an eager
-      iteration, whose outputs include views (``x._base`` set); dynamo
-      guards on the base's shape, and the compiled outputs (no views) fail
-      that guard on the next call, which recompiles. The first call
-      therefore gets copies of such views.
-    """
-    import torch
-
-    # dynamic=True: static shapes would also recompile for every new step
-    # index; Keras still specialises batch shapes.
-    compiled = torch.compile(body, dynamic=True)
-    first_call = True
-
-    def run(state):
-        nonlocal first_call
-        if first_call:
-            first_call = False
-            state = keras.tree.map_structure(_without_view, state)
-        with torch._dynamo.config.patch(specialize_float=True):
-            return compiled(state)
-
-    return run
-
-
-def _without_view(x):
-    return x.clone() if getattr(x, "_base", None) is not None else x
 
 
 def jax_stateless_jit(model, function):

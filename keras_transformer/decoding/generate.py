@@ -28,14 +28,14 @@ decoding interface (`Transformer.encode`, `build_cache`, `grow_cache`,
   - torch: eager execution under ``torch.no_grad()``; `keras.ops.while_loop`
     is a Python loop on torch. With ``jit_compile=True`` the loop stays in
     Python (its exit depends on the data) and its body (a decoding step and
-    the search's bookkeeping) runs through ``torch.compile(dynamic=True)``
-    (`search.compiled_loop_bodies`). It compiles once per batch shape
-    (Keras ops turn shapes into Python ints, so the graphs specialise
-    despite ``dynamic=True``); a compiled step then costs less than an
-    eager one (measurements: `benchmarks/README.md`,
-    ``benchmarks/decode_speed.py --torch-compile``). Worth it for long
-    inputs or a server; the default stays eager, as Keras'
-    ``jit_compile="auto"`` does on torch.
+    the search's bookkeeping) runs through ``torch.compile`` with static
+    shapes: the key/value cache is allocated to the output buffer's length
+    (no growing stages), the model step is recorded once per shape as an
+    ATen graph, and one graph serves every step of a batch shape
+    (`torch_steps`; CUDA graphs on a GPU). Each batch shape costs a
+    compilation (seconds), so the default ("auto") stays eager, as Keras'
+    ``jit_compile="auto"`` does on torch; worth it for long inputs or a
+    server (measurements: ``benchmarks/decode_speed.py --torch-compile``).
 
   The beam size is static; ``alpha``, ``min_length``, the sampling seed,
   the prefixes and the per-sentence maximum lengths are runtime values.
@@ -63,6 +63,7 @@ from keras_transformer.decoding.search import (
     cache_lengths,
     greedy_search,
     tile_cache,
+    traced_step,
 )
 from keras_transformer.decoding.sources import prepare_sources
 from keras_transformer.utils.validation import check_choice, check_int
@@ -214,7 +215,7 @@ def _decoder(model, encoder_token_ids, max_length, request):
         length = stages[0]
         growing = {"grow_cache": model.grow_cache, "cache_stages": stages}
     return _Decoder(
-        cached_tokens_to_logits(model),
+        traced_step(cached_tokens_to_logits(model)),
         model.build_cache(encoder_output, encoder_padding_mask, length),
         reorder_transformer_cache,
         tile_transformer_cache,
@@ -345,7 +346,8 @@ class Generator:
             compiled search for all its models).
         jit_compile: bool or "auto". TensorFlow: compile the
             ``tf.function`` with XLA. torch: compile the search loop's body
-            with ``torch.compile`` (see the module docstring). "auto" (the
+            with ``torch.compile`` and a fixed-size cache (``cache_growth``
+            is then ignored; see the module docstring). "auto" (the
             default) does neither: one TensorFlow trace then serves every
             shape, while XLA compiles per shape, and torch needs no
             compilation time.
@@ -369,6 +371,9 @@ class Generator:
         self.jit_compile = False if jit_compile == "auto" else jit_compile
         self.use_cache = use_cache
         self.cache_growth = check_int("cache_growth", cache_growth, allow_none=True)
+        if self.backend == "torch" and self.jit_compile:
+            # One cache shape for every step: one compiled step (`torch_steps`).
+            self.cache_growth = None
         # Incremented each time a function is traced (never on torch), so
         # that tests can check that new batches do not retrace.
         self.trace_count = 0
@@ -378,7 +383,7 @@ class Generator:
     def compiles_per_shape(self):
         """Whether each new input shape costs a compilation (JAX, XLA)."""
         return self.backend == "jax" or (
-            self.backend == "tensorflow" and bool(self.jit_compile)
+            self.backend in ("tensorflow", "torch") and bool(self.jit_compile)
         )
 
     def _core(self, token_ids, caps, buffer, alpha, min_length, seed, row_ids,

@@ -78,13 +78,15 @@ def length_penalty(length, alpha):
     return ops.power((5.0 + length) / 6.0, alpha)
 
 
-# A function that compiles a loop body, set by `compiled_loop_bodies` (the
-# torch backend with ``jit_compile``, see `backends.compile_for_backend`).
+# A function that compiles a loop body and one that records a model step,
+# set by `compiled_loop_bodies` (the torch backend with ``jit_compile``, see
+# `backends.compile_for_backend` and `torch_steps`).
 _loop_body_compiler = contextvars.ContextVar("loop_body_compiler", default=None)
+_step_tracer = contextvars.ContextVar("step_tracer", default=None)
 
 
 @contextlib.contextmanager
-def compiled_loop_bodies(compile_body):
+def compiled_loop_bodies(compile_body, trace_step=None):
     """Within the context, the searches' loops run ``compile_body(body)``.
 
     For backends whose `keras.ops.while_loop` is a Python loop (torch): the
@@ -92,13 +94,23 @@ def compiled_loop_bodies(compile_body):
     calls the compiled body. The first iteration runs uncompiled: a Keras
     layer's first call sets attributes that a compiler's guards would see
     change, and the live and finished sequences start as one tensor; each
-    would cost a recompilation.
+    would cost a recompilation. ``trace_step`` (optional) is what
+    `traced_step` applies to a model's ``tokens_to_logits``.
     """
     token = _loop_body_compiler.set(compile_body)
+    tracer_token = _step_tracer.set(trace_step)
     try:
         yield
     finally:
+        _step_tracer.reset(tracer_token)
         _loop_body_compiler.reset(token)
+
+
+def traced_step(tokens_to_logits):
+    """``tokens_to_logits`` as the current `compiled_loop_bodies` context
+    records it (unchanged outside one, or without a ``trace_step``)."""
+    trace_step = _step_tracer.get()
+    return tokens_to_logits if trace_step is None else trace_step(tokens_to_logits)
 
 
 def _while_loop(cond, body, state, python_loop):

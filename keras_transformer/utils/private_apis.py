@@ -178,3 +178,49 @@ def make_tf_sentencepiece_tokenizer(proto):
     tokenizer = tf_text.SentencepieceTokenizer(model=proto, out_type=tf.int32)
     tokenizer._model_resource = _shared_model_resource_class()(proto)
     return tokenizer
+
+
+# --- PyTorch (compiled decoding) ---
+
+
+def trace_aten_graph(function, *tensors):
+    """``function(*tensors)`` recorded once as a ``torch.fx.GraphModule`` of
+    ATen operations (``make_fx`` of ``torch.fx.experimental``).
+
+    ``torch.compile``'s bytecode analysis of a Keras decoding step spends
+    most of its time in Keras' Python (layer calls, name scopes, dtype
+    policies); recording the ATen operations the step runs takes one
+    eager step, and compiling the recorded graph then analyses only the
+    straight-line graph code. No public torch API records a function that
+    way. The recording runs on the real ``tensors``: a value the function
+    turns into a Python number is fixed in the graph (its callers check
+    that compiled decoding equals eager decoding); tensors it reads that
+    are not arguments (weights) are used by reference.
+    """
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    return make_fx(function)(*tensors)
+
+
+def reset_torch_compiler():
+    """Forgets every ``torch.compile`` compilation and zeroes the counters
+    that `torch_compile_counts` reads (``torch._dynamo``)."""
+    import torch
+
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+
+
+def torch_compile_counts():
+    """What ``torch.compile`` did since `reset_torch_compiler`, from
+    ``torch._dynamo``'s counters (no public API reports them): a dict of
+    ``graph_breaks``, ``graphs`` (distinct compiled graphs) and ``frames``
+    (function compilations, recompilations included)."""
+    import torch
+
+    counters = torch._dynamo.utils.counters
+    return {
+        "graph_breaks": sum(counters["graph_break"].values()),
+        "graphs": counters["stats"]["unique_graphs"],
+        "frames": counters["frames"]["ok"],
+    }

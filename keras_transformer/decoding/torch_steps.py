@@ -1,0 +1,106 @@
+"""The compiled PyTorch decode: one graph per batch shape, for every step.
+
+`keras.ops.while_loop` is a Python loop on torch, and a search's exit
+depends on the data, so the loop stays in Python and its body (one model
+step and the search's bookkeeping) is what compiles. Three things keep that
+to one compilation per batch shape, in seconds rather than minutes:
+
+- A fixed-size key/value cache: `Generator` allocates it to the output
+  buffer's length (no growing stages), so every step has the same shapes;
+  the step index is a tensor, never a Python int, so no step recompiles.
+  Compilation is static (``dynamic=False``): no symbolic shapes to solve.
+- The model step is recorded once per shape as a graph of ATen operations
+  (`private_apis.trace_aten_graph`, one eager step), and the loop body
+  calls that graph. ``torch.compile``'s bytecode analysis of the body then
+  reads the search's bookkeeping and straight-line graph code instead of
+  the Keras layers' Python, which cost it minutes.
+- The first iteration runs eagerly (it records the model step; a Keras
+  layer's first call also sets attributes that guards would see change);
+  its outputs' views are copied before the first compiled call, whose
+  guards would otherwise fail on the compiled outputs and recompile.
+
+On a CUDA device the body compiles with ``mode="reduce-overhead"`` (CUDA
+graphs: the shapes are static, so one graph replays every step); on the
+CPU with the default mode.
+
+Used through `backends.compile_for_backend` (``jit_compile=True`` on torch)
+and the hooks of `search.compiled_loop_bodies`.
+"""
+
+import keras
+
+from keras_transformer.utils.private_apis import trace_aten_graph
+
+
+class TorchStepCompiler:
+    """The compiled steps of one compiled decode function.
+
+    Holds the recorded model steps (one per input shapes), so that a new
+    batch of a shape already seen reuses them and the compiled body's
+    guards (which check that it calls the same graph) still hold.
+    """
+
+    def __init__(self):
+        self._graphs = {}
+
+    def trace_step(self, tokens_to_logits):
+        """``tokens_to_logits(token_ids, cache, index)`` run through its
+        recorded ATen graph for the shapes of its arguments. Only for a
+        ``tokens_to_logits`` whose tensors other than its arguments do not
+        change between calls (a model's weights, read by reference)."""
+        current = {"key": None, "graph": None, "structure": None}
+
+        def step(token_ids, cache, index):
+            leaves = keras.tree.flatten(cache)
+            key = tuple((tuple(x.shape), x.dtype) for x in [token_ids, index] + leaves)
+            if key != current["key"]:
+                current["key"] = key
+                current["graph"], current["structure"] = self._graph(
+                    tokens_to_logits, key, token_ids, index, cache, leaves
+                )
+            outputs = current["graph"](token_ids, index, *leaves)
+            return outputs[0], keras.tree.pack_sequence_as(
+                current["structure"], list(outputs[1:])
+            )
+
+        return step
+
+    def _graph(self, tokens_to_logits, key, token_ids, index, cache, leaves):
+        if key not in self._graphs:
+            structure = {}
+
+            def flat_step(token_ids, index, *leaves):
+                logits, new_cache = tokens_to_logits(
+                    token_ids, keras.tree.pack_sequence_as(cache, list(leaves)), index
+                )
+                # Placeholders: the structure must hold no tensors, which
+                # the compiled body's guards would compare by identity.
+                structure["cache"] = keras.tree.map_structure(lambda _: 0, new_cache)
+                return [logits] + keras.tree.flatten(new_cache)
+
+            graph = trace_aten_graph(flat_step, token_ids, index, *leaves)
+            self._graphs[key] = (graph, structure["cache"])
+        return self._graphs[key]
+
+    @staticmethod
+    def compile_body(body):
+        """``torch.compile`` of a search's loop body, static shapes."""
+        import torch
+
+        compiled = {}
+
+        def run(state):
+            if not compiled:
+                state = keras.tree.map_structure(_without_view, state)
+                on_gpu = any(
+                    x.device.type == "cuda" for x in keras.tree.flatten(state)
+                )
+                mode = "reduce-overhead" if on_gpu else None
+                compiled["body"] = torch.compile(body, dynamic=False, mode=mode)
+            return compiled["body"](state)
+
+        return run
+
+
+def _without_view(x):
+    return x.clone() if getattr(x, "_base", None) is not None else x
