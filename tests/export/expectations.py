@@ -3,10 +3,10 @@
 A SavedModel export takes about a minute, and it runs under the TensorFlow
 backend whatever the suite's backend. So each export test exports and serves
 once per suite, under TensorFlow, where it checks that the SavedModel serves
-what `Translator` returns; `Translator`'s outputs on the same committed
-weights are stored in ``tests/fixtures/export_expected.json``, and under
-every backend a test checks that `Translator` still returns them. Served ==
-Translator (TensorFlow) and Translator (any backend) == the stored outputs:
+what `Translator` returns and that those are the outputs stored in
+``tests/fixtures/export_expected.json``; under JAX and PyTorch a test checks
+that `Translator` returns the stored outputs on the same weights. Served ==
+Translator == stored (TensorFlow) and Translator == stored (JAX, PyTorch):
 served == Translator under every backend.
 
 ``KT_WRITE_EXPECTATIONS=1`` (under the TensorFlow backend) rewrites an entry

@@ -141,8 +141,11 @@ def translator_outputs(run_dirs):
 
 
 def test_ensemble_translator_returns_what_the_saved_model_served(run_dirs):
-    """Under every backend: the outputs that the SavedModel served (checked
-    under TensorFlow by the next test, and stored)."""
+    """Under JAX and PyTorch: the outputs that the SavedModel served (the
+    next test, under TensorFlow, checks them against the SavedModel and
+    against the Translator there)."""
+    if keras.config.backend() == "tensorflow":
+        pytest.skip("under tensorflow the export test checks the Translator against the stored outputs")
     assert_same(translator_outputs(run_dirs), expectations.load("ensemble"))
 
 
@@ -196,7 +199,10 @@ def test_ensemble_export_serves_like_the_translator(run_dirs, tmp_path):
         served["translate_token_ids"]["scores"], expected["translate_token_ids"]["scores"],
         atol=1e-3,
     )
-    expectations.write("ensemble", expected)
+    if os.environ.get("KT_WRITE_EXPECTATIONS"):
+        expectations.write("ensemble", expected)
+    else:
+        assert_same(expected, expectations.load("ensemble"))
 
 
 def test_ensemble_export_refuses_vocabularies_that_differ_before_any_work(run_dirs, tmp_path):

@@ -162,8 +162,11 @@ def translator_outputs(translator):
 
 
 def test_translator_returns_what_the_saved_model_served():
-    """Under every backend: the outputs that the SavedModel served (checked
-    under TensorFlow by the next test, and stored)."""
+    """Under JAX and PyTorch: the outputs that the SavedModel served (the
+    next test, under TensorFlow, checks them against the SavedModel and
+    against the Translator there)."""
+    if keras.config.backend() == "tensorflow":
+        pytest.skip("under tensorflow the export test checks the Translator against the stored outputs")
     translator = Translator.from_directory(MODEL_DIR, max_source_length=MAX_SOURCE)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # truncated sources
@@ -238,7 +241,10 @@ def test_export_serves_like_the_translator(tmp_path):
         assert served_ids[: len(ids)] == ids
         assert set(served_ids[len(ids):]) <= {0}
     assert_same(served["token_id_scores"], expected["token_ids"]["scores"], "token_id_scores")
-    expectations.write("single", expected)
+    if os.environ.get("KT_WRITE_EXPECTATIONS"):
+        expectations.write("single", expected)
+    else:
+        assert_same(expected, expectations.load("single"))
 
 
 def test_saved_model_cli_lists_every_signature_of_an_int8_export(tmp_path):
