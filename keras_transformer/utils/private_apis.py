@@ -1,4 +1,4 @@
-"""The package's only uses of private Keras, keras-hub and TensorFlow Text APIs.
+"""The package's only uses of private Keras, keras-hub, PyTorch and TensorFlow Text APIs.
 
 Each is here because no public API serves, and says why; the rest of the
 package calls these functions and classes instead of reaching into another
@@ -56,6 +56,42 @@ def mark_jax_state_synced(model):
     Keras has no public API for this state (``_jax_state_synced``).
     """
     model._jax_state_synced = True
+
+
+def optimizer_batch_count(optimizer):
+    """The number of batches ``optimizer`` has been applied to, as an int.
+
+    Under gradient accumulation the public ``optimizer.iterations`` counts
+    updates; which batch of an update comes next (Keras' branch between
+    accumulating and updating) needs the batch count, ``_iterations``.
+    """
+    return int(keras.ops.convert_to_numpy(optimizer._iterations.value))
+
+
+# --- PyTorch ---
+
+
+def trace_tensor_operations(function, *args):
+    """The tensor operations that ``function(*args)`` runs, as a
+    ``torch.fx.GraphModule`` taking the same arguments.
+
+    ``make_fx`` (``torch.fx.experimental``, no public equivalent) traces at
+    the dispatcher, below autograd: Python runs normally (Keras' layers,
+    ``Tensor.backward``, in-place optimizer updates) and only ATen operations
+    are recorded, backward ones included. ``tracing_mode="real"`` runs the
+    operations for real (on ``args``, which it mutates), so Python branches
+    on tensor values take the branch of these values: the caller keys its
+    graphs by such branches. Operations whose results nothing uses (the
+    values of host-side checks) are dropped.
+    """
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    graph_module = make_fx(
+        function, tracing_mode="real", _error_on_data_dependent_ops=False
+    )(*args)
+    graph_module.graph.eliminate_dead_code()
+    graph_module.recompile()
+    return graph_module
 
 
 # --- keras-hub ---

@@ -28,6 +28,9 @@ from keras_transformer.layers.transformer_layer import (
     LAYER_NORM_EPSILON,
     check_normalization_position,
 )
+from keras_transformer.models.transformer.torch_train_step import (
+    make_compiled_train_function,
+)
 from keras_transformer.models.transformer.transformer_backbone import (
     TransformerBackbone,
 )
@@ -614,6 +617,55 @@ class Transformer(TokenIdCheckedModel, TransformerBackbone):
             scores["decoder_self_attention"].append(layer_scores["self_attention"])
             scores["decoder_cross_attention"].append(layer_scores["cross_attention"])
         return scores
+
+    # --- training under PyTorch ---
+
+    def make_train_function(self, force=False):
+        # With jit_compile under PyTorch, the step is the package's compiled
+        # one (models/transformer/torch_train_step.py) instead of Keras'
+        # torch.compile of its train_step, which breaks into dozens of graphs.
+        built = force or self.train_function is None
+        result = super().make_train_function(force)
+        if built and self._torch_compiled():
+            compiled = make_compiled_train_function(self)
+            if compiled is not None:
+                self.train_function = compiled
+            else:
+                self.train_function = self._eager_torch_function(self.train_step)
+        return result
+
+    def make_test_function(self, force=False):
+        # Evaluation and prediction stay eager under PyTorch: Keras'
+        # torch.compile of them has the graph breaks of its training step.
+        built = force or self.test_function is None
+        result = super().make_test_function(force)
+        if built and self._torch_compiled():
+            self.test_function = self._eager_torch_function(self.test_step, no_grad=True)
+        return result
+
+    def make_predict_function(self, force=False):
+        built = force or self.predict_function is None
+        super().make_predict_function(force)
+        if built and self._torch_compiled():
+            self.predict_function = self._eager_torch_function(
+                self.predict_step, no_grad=True
+            )
+        return self.predict_function
+
+    def _torch_compiled(self):
+        return keras.config.backend() == "torch" and bool(self.jit_compile)
+
+    @staticmethod
+    def _eager_torch_function(step, no_grad=False):
+        import torch
+
+        def function(data):
+            if no_grad:
+                with torch.no_grad():
+                    return step(data[0])
+            return step(data[0])
+
+        return function
 
     # --- configuration ---
 
