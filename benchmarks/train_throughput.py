@@ -82,6 +82,7 @@ RESULT_PREFIX = "@@TRAIN_THROUGHPUT_RESULT@@ "
 
 KERAS_MODELS = (
     "ours",
+    "ours+compile",
     "ours_compute_logits",
     "keras_hub",
     "keras_hub_same_loss",
@@ -120,6 +121,11 @@ MODEL_NOTES = {
     "(dropout_p of scaled_dot_product_attention)",
     "torch_nn_noattndrop": "torch_nn with attention-weight dropout 0 (the "
     "final LayerNorms stay)",
+    "ours+compile": "ours with jit_compile=True under the PyTorch backend: "
+    "the package's compiled training step (Keras' train_step recorded with "
+    "make_fx, one torch.compile graph per batch shape; "
+    "models/transformer/torch_train_step.py); run only under torch (JAX "
+    "already compiles ours, TensorFlow's XLA is off on CPU by default)",
     "+compile": "the same model under torch.compile (default mode)",
 }
 
@@ -350,6 +356,9 @@ def worker_keras(model_name, cfg):
     from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 
     same_loss = LabelSmoothedCrossEntropy(label_smoothing=cfg["label_smoothing"])
+    jit = {"auto": "auto", "true": True, "false": False}[cfg["jit_compile"]]
+    if model_name == "ours+compile":
+        model_name, jit = "ours", True
     if model_name in ("ours", "ours_compute_logits"):
         from keras_transformer.models.transformer.transformer import Transformer
         from keras_transformer.objectives.schedules import transformer_optimizer
@@ -385,7 +394,6 @@ def worker_keras(model_name, cfg):
     else:
         raise ValueError(model_name)
 
-    jit = {"auto": "auto", "true": True, "false": False}[cfg["jit_compile"]]
     model.compile(optimizer=optimizer, loss=loss, jit_compile=jit)
 
     batches = make_batches(cfg)
@@ -421,7 +429,7 @@ def worker_keras(model_name, cfg):
     )
     result = summarize_timestamps(ends, cfg, tokens_per_step, cpu_ends)
     result.update(
-        model=model_name,
+        model=model_name + ("+compile" if jit is True and backend == "torch" else ""),
         backend=backend,
         params=int(model.count_params()),
         first_step_seconds=ends[0] - t0,
@@ -721,7 +729,9 @@ def jobs_for(args):
             raise SystemExit(f"unknown backend {b!r}; choose from {ALL_BACKENDS}")
     jobs = []
     for m in models:
-        if m in KERAS_MODELS:
+        if m == "ours+compile":
+            jobs += [(m, b) for b in backends if b == "torch"]
+        elif m in KERAS_MODELS:
             jobs += [(m, b) for b in backends]
         else:
             if args.torch_compile in ("off", "both"):

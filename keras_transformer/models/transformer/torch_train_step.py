@@ -166,6 +166,16 @@ class CompiledTorchTrainStep:
         return torch.compile(graph, fullgraph=True, dynamic=False, backend=self.backend)
 
 
+def compiled_by_default():
+    """What ``jit_compile="auto"`` picks under PyTorch: the compiled step on
+    a CUDA device, where Keras' eager step is bound by the host dispatching
+    thousands of small operators; eager on the CPU, where compiling a step
+    takes minutes on a few cores (more than short runs and tests train)."""
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def make_compiled_train_function(model, backend="inductor"):
     """A `CompiledTorchTrainStep`, or None where the step must stay eager
     (float16 loss scaling, see the module docstring)."""

@@ -29,6 +29,7 @@ from keras_transformer.layers.transformer_layer import (
     check_normalization_position,
 )
 from keras_transformer.models.transformer.torch_train_step import (
+    compiled_by_default,
     make_compiled_train_function,
 )
 from keras_transformer.models.transformer.transformer_backbone import (
@@ -651,6 +652,14 @@ class Transformer(TokenIdCheckedModel, TransformerBackbone):
                 self.predict_step, no_grad=True
             )
         return self.predict_function
+
+    def _resolve_auto_jit_compile(self):
+        # Keras resolves jit_compile="auto" to eager under PyTorch; the
+        # package's compiled step is the "auto" choice where it pays
+        # (`compiled_by_default`). Other backends keep Keras' choice.
+        if keras.config.backend() == "torch":
+            return compiled_by_default()
+        return super()._resolve_auto_jit_compile()
 
     def _torch_compiled(self):
         return keras.config.backend() == "torch" and bool(self.jit_compile)
