@@ -11,6 +11,15 @@
 # TAG names the device in the result files (e.g. h200). PEAK_TFLOPS is the
 # datasheet's dense bf16 peak (989 for the H100 SXM and the H200).
 # QUICK=1 shrinks every step to a smoke run (a CPU checks the script with it).
+# SECTIONS picks the sections to run (default: all), among
+#   throughput decode multi30k gpu
+# "gpu" runs the product as a user runs it, with nothing but JAX, PyTorch
+# and Keras (no TensorFlow): keras-transformer preprocess of Multi30k, train
+# with the recipe benchmarks/multi30k.yaml for a fixed number of updates
+# under JAX and under PyTorch, evaluate on test_2016_flickr, and
+# train_throughput.py on the same preset and batch shape; the report
+# (gpu_product_TAG.json) puts the product's step time against the
+# benchmark's and says how long fit waited for its batches.
 # Each step has its own time limit, so that one that hangs leaves the others'
 # results; every file is also packed into OUTPUT_DIR/results.tgz.
 set -u
@@ -32,6 +41,12 @@ else
     MULTI30K="--preset small --minutes 1.25"
 fi
 
+SECTIONS=${SECTIONS:-throughput decode multi30k gpu}
+section() {
+    case " $SECTIONS " in *" $1 "*) return 0 ;; esac
+    return 1
+}
+
 pack() {
     tar -czf "$OUT/results.tgz" -C "$OUT/files" .
 }
@@ -41,23 +56,79 @@ pack() {
   lscpu | grep -E "Model name|^CPU\(s\)" ; } > "$OUT/files/device.txt"
 cat "$OUT/files/device.txt"
 
+if section throughput; then
 # shellcheck disable=SC2086
 timeout 200 python benchmarks/train_throughput.py --models ours,torch_nn \
     --backends jax,torch --dtype-policy mixed_bfloat16 --peak-tflops "$PEAK" \
     $THROUGHPUT --output-dir "$OUT/files" --tag "${TAG}_base_bf16" \
     2>&1 | tee "$OUT/files/train_throughput.log"
 pack
+fi
 
+if section decode; then
 # shellcheck disable=SC2086
 timeout 120 python benchmarks/decode_speed.py --synthetic --backends jax,torch \
     $DECODE --output-dir "$OUT/files" --tag "${TAG}_base" \
     2>&1 | tee "$OUT/files/decode_speed.log"
 pack
+fi
 
+if section multi30k; then
 # shellcheck disable=SC2086
 KERAS_BACKEND=jax timeout 230 python benchmarks/multi30k_gpu.py --data "$DATA" \
     $MULTI30K --seed 0 1 --output "$OUT/files/multi30k_gpu_jax_$TAG.json" \
     --hypotheses "$OUT/files/multi30k_gpu_jax_${TAG}_test_2016_flickr.hyp.de" \
     2>&1 | tee "$OUT/files/multi30k_gpu.log"
 pack
+fi
+
+if section gpu; then
+# The product, from the command line. The recipe's settings, but the backend
+# (the recipe names tensorflow), a fixed number of updates instead of its
+# time budget, and no validation during training (so that the epochs time
+# the training steps alone; the test set is scored after).
+WORK="$OUT/work_gpu"
+mkdir -p "$WORK"
+if [ "${QUICK:-0}" = 1 ]; then
+    GPU_VOCAB=1000; GPU_UPDATES=20; GPU_EPOCH=10; GPU_EVAL="--max-sentences 20 --beam-size 1"
+    GPU_SETS="--set preset=tiny --set tokens_per_batch=1024"
+    GPU_BENCH="--preset tiny --batch-size 16 --seq-len 64 --steps 3 --repeats 2 --warmup-steps 2 --torch-compile off --dropout-rate 0.2"
+    GPU_TIME=300
+else
+    GPU_VOCAB=8000; GPU_UPDATES=500; GPU_EPOCH=100; GPU_EVAL=""
+    GPU_SETS=""
+    GPU_BENCH="--preset small --batch-size 64 --seq-len 64 --steps 20 --repeats 3 --warmup-steps 5 --dropout-rate 0.2 --dtype-policy mixed_bfloat16 --peak-tflops $PEAK"
+    GPU_TIME=400
+fi
+{ python -c "import importlib.util as u; print('tensorflow importable:', u.find_spec('tensorflow') is not None)"; } \
+    2>&1 | tee "$OUT/files/gpu_environment.txt"
+KERAS_BACKEND=jax timeout 300 python -m keras_transformer.cli preprocess \
+    --train-src "$DATA/train.en.gz" --train-tgt "$DATA/train.de.gz" \
+    --output "$WORK/corpus" --vocabulary-size "$GPU_VOCAB" \
+    2>&1 | tee "$OUT/files/gpu_preprocess.log"
+for BACKEND in jax torch; do
+    # shellcheck disable=SC2086
+    KERAS_BACKEND=$BACKEND timeout "$GPU_TIME" python -m keras_transformer.cli train \
+        --config benchmarks/multi30k.yaml --backend "$BACKEND" \
+        --train-corpus "$WORK/corpus" --output-dir "$WORK/run_$BACKEND" --overwrite \
+        --set vocabulary_size="$GPU_VOCAB" --set max_steps="$GPU_UPDATES" \
+        --set steps_per_epoch="$GPU_EPOCH" --set time_budget_minutes=null \
+        --set average_last_n=3 --set valid_bleu_sentences=0 --set eval_sentences=0 \
+        --set verbose=2 $GPU_SETS \
+        2>&1 | tee "$OUT/files/gpu_train_$BACKEND.log"
+    # shellcheck disable=SC2086
+    KERAS_BACKEND=$BACKEND timeout "$GPU_TIME" python -m keras_transformer.cli evaluate \
+        --model-dir "$WORK/run_$BACKEND" --src "$DATA/test_2016_flickr.en.gz" \
+        --ref "$DATA/test_2016_flickr.de.gz" $GPU_EVAL \
+        2>&1 | tee "$OUT/files/gpu_evaluate_$BACKEND.log"
+    pack
+done
+# shellcheck disable=SC2086
+timeout 300 python benchmarks/train_throughput.py --models ours --backends jax,torch \
+    $GPU_BENCH --output-dir "$OUT/files" --tag "${TAG}_gpu_product_shape" \
+    2>&1 | tee "$OUT/files/gpu_train_throughput.log"
+python benchmarks/gpu_product_report.py --files "$OUT/files" --tag "$TAG" \
+    2>&1 | tee "$OUT/files/gpu_product_report.log"
+pack
+fi
 ls -la "$OUT/files"
