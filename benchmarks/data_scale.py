@@ -277,7 +277,10 @@ def run(num_pairs, args):
                 check=True,
             )
             paths[path] = json.loads(out.stdout.strip().splitlines()[-1])
-        result["pipeline"] = dict(paths.get("stream", {}), paths=paths)
+        result["pipeline"] = dict(
+            paths.get("stream", {}), paths=paths, command=result["command"],
+            load_average_at_start=result["load_average_at_start"],
+        )  # fmt: skip
     os.makedirs(RESULTS, exist_ok=True)
     path = os.path.join(RESULTS, f"data_scale_{num_pairs}.json")
     if os.path.exists(path):  # The steps not run keep their earlier results.

@@ -97,7 +97,8 @@ def main():
     )  # fmt: skip
     model = build_model(config, tokenizer.vocabulary_size)
     warm, _ = make_batches_from_corpus(corpus, **options)
-    model.fit(warm.generator(), steps_per_epoch=args.warmup_steps, epochs=1, verbose=0)
+    model.fit(warm.generator(), steps_per_epoch=args.warmup_steps, epochs=1, verbose=0,
+              shuffle=False)
     result = {
         "backend": keras.config.backend(),
         "cpu": _cpu(),
@@ -113,7 +114,7 @@ def main():
         feed, _ = make_batches_from_corpus(corpus, prefetch=prefetch, **options)
         timed = _Timed(feed.generator())
         start = time.perf_counter()
-        model.fit(iter(timed), steps_per_epoch=args.steps, epochs=1, verbose=0)
+        model.fit(iter(timed), steps_per_epoch=args.steps, epochs=1, verbose=0, shuffle=False)
         seconds = time.perf_counter() - start
         run = {
             "prefetch": prefetch,
