@@ -26,7 +26,7 @@ import statistics
 
 EPOCH_LINE = re.compile(r"^\s*(\d+)/(\d+) - (\d+)s - ([\d.]+)(ms|s)/step")
 INPUT_LINE = re.compile(r"waited ([\d.]+) s for them \(([\d.]+)% of (\d+) s in fit\)")
-BLEU_LINE = re.compile(r"BLEU[^=]*= ([\d.]+)")
+BLEU_LINE = re.compile(r"cased detokenized sacreBLEU:\s+([\d.]+)")
 
 
 def train_log(path):

@@ -110,6 +110,9 @@ def main():
         "command": recorded_command(__file__),
         "runs": {},
     }
+    output = args.output or os.path.join(
+        ROOT, "benchmarks", "results", f"input_wait_{keras.config.backend()}.json"
+    )
     for prefetch in (8, 0, 8):  # with, without, with again (drift)
         feed, _ = make_batches_from_corpus(corpus, prefetch=prefetch, **options)
         timed = _Timed(feed.generator())
@@ -127,12 +130,10 @@ def main():
         key = f"prefetch_{prefetch}" + ("_again" if f"prefetch_{prefetch}" in result["runs"] else "")
         result["runs"][key] = run
         print(json.dumps({key: run}), flush=True)
-    output = args.output or os.path.join(
-        ROOT, "benchmarks", "results", f"input_wait_{keras.config.backend()}.json"
-    )
-    with open(output, "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
+        # Written after each run, so that a run cut short keeps the others.
+        with open(output, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
     print(output)
 
 
