@@ -18,7 +18,7 @@
 # with the recipe benchmarks/multi30k.yaml for a fixed number of updates
 # under JAX and under PyTorch, evaluate on test_2016_flickr, and
 # train_throughput.py on the same preset and batch shape; the report
-# (gpu_product_TAG.json) puts the product's step time against the
+# (a JSON file named after TAG) puts the product's step time against the
 # benchmark's and says how long fit waited for its batches.
 # Each step has its own time limit, so that one that hangs leaves the others'
 # results; every file is also packed into OUTPUT_DIR/results.tgz.
