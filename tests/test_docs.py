@@ -37,7 +37,8 @@ RESULT_PREFIXES = (
     "cpu_parallelism_", "ctranslate2_decode_", "data_scale_", "decode_", "default_task_",
     "gpu_product_", "input_wait_",
     "multi30k_", "wmt14_",
-    "padding_", "startup_", "test_suite_time_", "token_check_cost_", "train_step_profile_",
+    "padding_", "startup_", "test_suite_time_", "token_check_cost_", "train_op_launches_",
+    "train_step_profile_",
     "train_throughput_",
 )
 BACKENDS = ("tensorflow", "jax", "torch")
