@@ -16,17 +16,14 @@ model.fit(dataset, epochs=100, steps_per_epoch=report.num_batches)
 ```
 """
 
-import itertools
-
+from keras_transformer.data.corpus_batches import make_batches_from_corpus
 from keras_transformer.data.corpus_stream import (  # noqa: F401 - re-exported
     DEFAULT_CYCLE_LENGTH,
     DEFAULT_WINDOW_SIZE,
     CorpusStream,
     language_sampling_factors,
 )
-from keras_transformer.data.options import dataset_options
 from keras_transformer.utils.tensorflow_devices import tf
-from keras_transformer.utils.validation import check_int
 
 
 def make_dataset_from_corpus(
@@ -84,27 +81,22 @@ def make_dataset_from_corpus(
     print(report.summary())
     ```
     """
-    options = dataset_options(options, kwargs)
-    stream = CorpusStream(
+    batches, report = make_batches_from_corpus(
         corpus,
         options,
-        window_size=DEFAULT_WINDOW_SIZE if window_size is None else window_size,
-        cycle_length=DEFAULT_CYCLE_LENGTH if cycle_length is None else cycle_length,
+        window_size=window_size,
+        cycle_length=cycle_length,
+        start_batch=start_batch,
         sampling_temperature=sampling_temperature,
+        prefetch=0,  # tf.data prefetches
+        **kwargs,
     )
-    start_batch = check_int("start_batch", start_batch, minimum=0)
-    iterations = itertools.count()
-
-    def generate():
-        iteration = next(iterations)
-        if options.repeat:
-            return stream.batches(start_batch)
-        return stream.batches(start_batch if iteration == 0 else 0, epoch=iteration)
-
+    # Each iteration of the dataset is the next iteration of `batches`
+    # (the next pass without ``repeat``), as for the NumPy path.
     dataset = tf.data.Dataset.from_generator(
-        generate, output_signature=element_signature(stream)
+        lambda: iter(batches), output_signature=element_signature(batches.stream)
     )
-    return dataset.prefetch(tf.data.AUTOTUNE), stream.report()
+    return dataset.prefetch(tf.data.AUTOTUNE), report
 
 
 def element_signature(stream):
