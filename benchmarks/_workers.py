@@ -1,6 +1,7 @@
 """One backend per process: a benchmark runs itself with ``--worker``."""
 
 import os
+import platform
 import shlex
 import subprocess
 import sys
@@ -34,3 +35,15 @@ def run_worker(script, backend, worker_args, log_level="2"):
     if out.returncode:
         raise SystemExit(f"{backend} worker failed:\n{out.stderr[-3000:]}")
     return out.stdout
+
+
+def cpu_name():
+    """The CPU's model name (``/proc/cpuinfo``), for the result files."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"

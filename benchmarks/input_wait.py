@@ -23,7 +23,6 @@ Result: ``benchmarks/results/input_wait_<backend>.json`` with the machine
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 
@@ -31,7 +30,7 @@ import keras
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from _workers import recorded_command  # noqa: E402
+from _workers import cpu_name, recorded_command  # noqa: E402
 
 from keras_transformer.data import (  # noqa: E402
     SubwordTokenizer,
@@ -43,17 +42,6 @@ from keras_transformer.training.config import TrainConfig  # noqa: E402
 from keras_transformer.training.trainer import build_model  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _cpu():
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 class _Timed:
@@ -101,7 +89,7 @@ def main():
               shuffle=False)
     result = {
         "backend": keras.config.backend(),
-        "cpu": _cpu(),
+        "cpu": cpu_name(),
         "cores": os.cpu_count(),
         "load_average_at_start": os.getloadavg(),
         "preset": "tiny",

@@ -35,6 +35,8 @@ import sys
 import tempfile
 import time
 
+from _workers import cpu_name
+
 # The command line as `keras-transformer` runs it, in a process that can
 # hide TensorFlow first; reports on stderr whether TensorFlow was imported.
 _RUNNER = """
@@ -51,17 +53,6 @@ finally:
     sys.stderr.write("\\nSTARTUP " + json.dumps({"tensorflow_imported": imported}) + "\\n")
 sys.exit(code)
 """
-
-
-def _cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def _commit(path):
@@ -159,7 +150,7 @@ def main():
         "benchmark": "python " + " ".join([os.path.relpath(__file__)] + sys.argv[1:]),
         "started_utc": started,
         "machine": {
-            "cpu": _cpu_name(),
+            "cpu": cpu_name(),
             "cores": os.cpu_count(),
             "python": platform.python_version(),
         },

@@ -67,14 +67,13 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
 import sys
 import time
 
-from _workers import recorded_command
+from _workers import cpu_name, recorded_command
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -280,17 +279,6 @@ def peak_rss_mb():
     # ru_maxrss is in KiB on Linux, bytes on macOS.
     scale = 1.0 if sys.platform == "darwin" else 1024.0
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "cpu"
 
 
 def summarize_timestamps(ends, cfg, tokens_per_step, cpu_ends=None):
