@@ -9,10 +9,11 @@ import json
 import os
 import signal
 import sys
+import time
 
 import keras
 
-from keras_transformer.cli.parser import _train_flag_fields
+from keras_transformer.cli.parser import _train_flag_fields, build_parser
 from keras_transformer.convert import convert
 from keras_transformer.data import (
     prepare_corpus,
@@ -66,11 +67,51 @@ def _train_config(args):
 def _run_train(args):
 
     result = train(_train_config(args), overwrite=args.overwrite)
+    if result.model_path is not None and result.stop_reason != SIGTERM_STOP:
+        _fill_translate_cache(result.output_dir)
     if result.stop_reason == SIGTERM_STOP:
         # 128 + SIGTERM, as a shell reports a process that SIGTERM ended: the
         # run is unfinished (a scheduler should run the command again).
         return 128 + signal.SIGTERM
     return 1 if result.stop_reason == "NaN loss" else 0
+
+
+# A sentence of a few pieces: its search has the shape of every sentence of
+# up to 15 pieces (the Translator's first length bucket).
+_WARM_UP_SENTENCE = "a"
+
+
+def _fill_translate_cache(run_dir):
+    """Compiles what ``keras-transformer translate --model-dir RUN_DIR``
+    compiles for one sentence, under JAX with the on-disk compilation cache
+    on (`keras_transformer.cli.main.enable_compilation_cache`), so that the
+    first ``translate`` of the new model reads it instead of compiling.
+
+    It runs ``translate``'s own code with its default flags (the run's beam
+    size, alpha and length limit; batch size 1; the first length bucket),
+    about one more compilation at the end of ``train``. Nothing is done
+    under another backend, without the cache, or for a model of several
+    target languages (``translate`` needs ``--target-language`` there).
+    """
+    if keras.config.backend() != "jax":
+        return
+    import jax
+
+    if not jax.config.jax_compilation_cache_dir:
+        return
+    start = time.perf_counter()
+    args = build_parser().parse_args(["translate", "--model-dir", run_dir])
+    translator = _load_translator(args)
+    if translator.languages:
+        return
+    translator.translate(
+        [_WARM_UP_SENTENCE], _decode_options(args, _run_config(run_dir)), verbose=False
+    )
+    print(
+        f"Compiled the translation of one sentence into {jax.config.jax_compilation_cache_dir} "
+        f"({time.perf_counter() - start:.1f} s): `keras-transformer translate` of this "
+        "model starts without compiling its search."
+    )
 
 
 def _check_model_dir(args):

@@ -12,12 +12,13 @@ command runs itself again with ``KERAS_BACKEND`` set (replacing the process
 with ``os.execve``; one more interpreter start). Setting ``KERAS_BACKEND``
 instead of ``--backend`` avoids that start.
 
-Under JAX, ``translate``, ``evaluate`` and ``score`` keep their compiled
-functions on disk (JAX's persistent compilation cache, in
+Under JAX, ``train``, ``translate``, ``evaluate`` and ``score`` keep their
+compiled functions on disk (JAX's persistent compilation cache, in
 ``~/.cache/keras_transformer/jax``; ``KERAS_TRANSFORMER_COMPILATION_CACHE``
 names another directory, or ``0`` turns it off; ``JAX_COMPILATION_CACHE_DIR``
 wins when set): the next run of the same model loads them instead of
-compiling (`enable_compilation_cache`).
+compiling (`enable_compilation_cache`), and ``train`` ends by compiling
+``translate``'s search for one sentence of its new model there.
 
 Every failure ends in one line, ``keras-transformer <command>: error: ...``
 naming the file or argument at fault, and a non-zero exit code (2 for bad
@@ -68,7 +69,7 @@ def _ensure_backend(backend, argv, replace_process):
 
 
 # The commands whose compilations are kept on disk under JAX.
-_CACHED_COMMANDS = ("translate", "evaluate", "score")
+_CACHED_COMMANDS = ("train", "translate", "evaluate", "score")
 COMPILATION_CACHE_VARIABLE = "KERAS_TRANSFORMER_COMPILATION_CACHE"
 
 
