@@ -14,14 +14,18 @@ in a process where ``tensorflow`` and ``tensorflow_text`` cannot be imported
 (as on a machine that has only JAX or PyTorch), with the on-disk compilation
 cache of ``keras-transformer`` (``KERAS_TRANSFORMER_COMPILATION_CACHE``: an
 empty directory per variant, so its first run compiles and the next ones
-read the cache; older trees ignore it) or without it.
+read the cache; older trees ignore it), with a copy of the cache that
+``keras-transformer train`` of the model filled (``after-train``: a fresh
+copy for every run, so that each run is the first ``translate`` after
+``train``; ``--train-cache DIR``), or without it.
 
 ```bash
-keras-transformer train   # writes runs/numbers, the default model
+KERAS_BACKEND=jax KERAS_TRANSFORMER_COMPILATION_CACHE=/tmp/train_cache \\
+    keras-transformer train   # writes runs/numbers, the default model
 python benchmarks/startup.py --model-dir runs/numbers --runs 5 \\
     --variant before=/path/to/old/checkout,tensorflow,no-cache \\
-    --variant after=.,tensorflow,cache --variant after=.,no-tensorflow,cache \\
-    --output benchmarks/results/startup_translate_jax.json
+    --variant after=.,tensorflow,after-train --variant after=.,no-tensorflow,after-train \\
+    --train-cache /tmp/train_cache --output benchmarks/results/startup_translate_jax.json
 ```
 """
 
@@ -29,6 +33,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -63,6 +68,9 @@ def _commit(path):
 
 
 def _run_once(variant, args):
+    if variant["cache_mode"] == "after-train":
+        shutil.rmtree(variant["cache_dir"], ignore_errors=True)
+        shutil.copytree(args.train_cache, variant["cache_dir"])
     env = dict(
         os.environ, KERAS_BACKEND=args.backend, PYTHONPATH=os.path.abspath(variant["tree"]),
         KERAS_TRANSFORMER_COMPILATION_CACHE=variant["cache_dir"] or "0",
@@ -101,8 +109,12 @@ def main():
     parser.add_argument("--runs", type=int, default=5, help="runs per variant")
     parser.add_argument(
         "--variant", action="append", default=[],
-        metavar="LABEL=PATH,tensorflow|no-tensorflow,cache|no-cache",
+        metavar="LABEL=PATH,tensorflow|no-tensorflow,cache|no-cache|after-train",
         help="a variant (repeatable); default: this tree, tensorflow, no-cache",
+    )
+    parser.add_argument(
+        "--train-cache", default=None,
+        help="for after-train variants: the compilation cache that train filled",
     )
     parser.add_argument("--note", default="", help="free text stored with the result")
     parser.add_argument("--output", default=None, help="JSON result file")
@@ -115,14 +127,19 @@ def main():
     for spec in args.variant or ["this=.,tensorflow,no-cache"]:
         label_path, tensorflow, cache = spec.split(",")
         label, path = label_path.split("=", 1)
-        if tensorflow not in ("tensorflow", "no-tensorflow") or cache not in ("cache", "no-cache"):
+        if tensorflow not in ("tensorflow", "no-tensorflow") or cache not in (
+            "cache", "no-cache", "after-train"
+        ):
             parser.error(f"--variant {spec!r}: expected LABEL=PATH,tensorflow|no-tensorflow,"
-                         "cache|no-cache")
+                         "cache|no-cache|after-train")
+        if cache == "after-train" and not (args.train_cache and os.path.isdir(args.train_cache)):
+            parser.error(f"--variant {spec!r} needs --train-cache DIR (a directory)")
         name = f"{label}/{tensorflow}/{cache}"
         variants.append({
             "variant": name, "tree": path, "commit": _commit(path),
             "without_tensorflow": tensorflow == "no-tensorflow",
-            "cache_dir": os.path.join(cache_root, str(len(variants))) if cache == "cache" else None,
+            "cache_mode": cache,
+            "cache_dir": None if cache == "no-cache" else os.path.join(cache_root, str(len(variants))),
             "runs": [],
         })
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -136,7 +153,9 @@ def main():
                   f"{run['tensorflow_imported']}", flush=True)
     for variant in variants:
         seconds = [run["seconds"] for run in variant["runs"]]
-        if variant["cache_dir"]:  # the first run filled the cache
+        if variant["cache_mode"] == "after-train":
+            variant["cache_dir"] = "(a fresh copy of --train-cache for every run)"
+        elif variant["cache_dir"]:  # the first run filled the cache
             variant["first_run_seconds"] = seconds[0]
             seconds = seconds[1:] or seconds
             variant["median_of"] = "runs 2 to N (the cache filled by run 1)"
