@@ -9,9 +9,10 @@
   devices) or `tf.distribute.MultiWorkerMirroredStrategy` (several machines,
   configured by the ``TF_CONFIG`` environment variable). Build and compile the
   model inside `distribution_scope(...)`.
-- PyTorch: Keras 3 has no distribution API for the torch backend; use JAX or
-  TensorFlow for multi-device runs, or wrap the model in
-  `torch.nn.parallel.DistributedDataParallel` in your own loop.
+- PyTorch: Keras 3 has no distribution API for the torch backend; ``"data"``
+  runs one process per device, started by ``torchrun``, whose training steps
+  sum their gradients with ``torch.distributed``
+  (`keras_transformer.training.torch_distributed`; `training_processes`).
 
 Build, compile and fit inside the scope (under JAX the distribution also
 shards each batch, so the global batch size must be divisible by the number
@@ -49,6 +50,9 @@ import keras
 if keras.config.backend() == "tensorflow":
     # tf.distribute strategies exist under the TensorFlow backend only.
     from keras_transformer.utils.tensorflow_devices import tf
+if keras.config.backend() == "torch":
+    # torch.distributed, under the torch backend only.
+    from keras_transformer.training.torch_distributed import TorchProcesses
 
 DISTRIBUTIONS = ("none", "data", "model", "multi-worker")
 
@@ -116,8 +120,9 @@ def batch_multiple_for(kind="none", model_parallelism=None):
     (`keras.distribution.DataParallel` needs the batch size to be a multiple
     of their number): all devices for ``"data"``, ``devices /
     model_parallelism`` (the "batch" axis of the mesh) for ``"model"``.
-    TensorFlow's strategies split any batch themselves, and PyTorch has no
-    distribution here, so they get 1, as does ``"none"``.
+    Under PyTorch ``"data"`` each of the torchrun processes takes an equal
+    share of the rows: the number of processes. TensorFlow's strategies split
+    any batch themselves, so they get 1, as does ``"none"``.
 
     Args:
         kind: str. One of `DISTRIBUTIONS`. Defaults to ``"none"``.
@@ -134,6 +139,8 @@ def batch_multiple_for(kind="none", model_parallelism=None):
     ```
     """
     _check_kind(kind)
+    if kind == "data" and keras.config.backend() == "torch":
+        return _torch_world()[1]
     if kind == "none" or keras.config.backend() != "jax":
         return 1
     initialize_multi_host()
@@ -149,7 +156,8 @@ def pipeline_options_for(kind="none", model_parallelism=None):
     ``batch_multiple`` from `batch_multiple_for`; for ``"data"`` on several
     JAX hosts also ``num_shards`` (the number of processes) and
     ``shard_index`` (this process), so that each process yields its share of
-    every global batch (all processes must use the same data and seed).
+    every global batch (all processes must use the same data and seed); the
+    same for ``"data"`` under PyTorch (the torchrun processes).
     ``"model"`` on several hosts is not supported with this pipeline: Keras
     then shards the dataset itself, which needs one fixed batch size.
 
@@ -172,12 +180,68 @@ def pipeline_options_for(kind="none", model_parallelism=None):
         "num_shards": 1,
         "shard_index": 0,
     }
-    if kind == "data" and _num_jax_processes() > 1:
+    if kind == "data" and keras.config.backend() == "torch":
+        options["shard_index"], options["num_shards"] = _torch_world()
+    elif kind == "data" and _num_jax_processes() > 1:
         import jax
 
         options["num_shards"] = jax.process_count()
         options["shard_index"] = jax.process_index()
     return options
+
+
+def _torch_world():
+    """``(rank, world size)`` of the torch.distributed process group, or
+    ``(0, 1)`` without one."""
+    import torch.distributed
+
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        return torch.distributed.get_rank(), torch.distributed.get_world_size()
+    return 0, 1
+
+
+class SingleProcess:
+    """The one process of a run that is not torch data parallel: it is
+    process 0 and writes the run directory (see `training_processes`)."""
+
+    rank = 0
+    world_size = 1
+    is_chief = True
+
+    def describe(self):
+        return None
+
+    def barrier(self):
+        pass
+
+    def broadcast(self, value):
+        return value
+
+    def install(self, model):
+        pass
+
+    def callback(self, backup):
+        return None
+
+    def close(self):
+        pass
+
+
+def training_processes(kind="none"):
+    """The processes that train together for ``kind``.
+
+    Under PyTorch, ``"data"`` is a `TorchProcesses`: one process per device,
+    started by torchrun (a ValueError says so without torchrun's variables).
+    Its ``rank``, ``world_size``, ``is_chief`` (process 0, which alone
+    writes the run directory), ``barrier()``, ``broadcast(value)``,
+    ``install(model)`` (the gradient all-reduce), ``callback(backup)`` and
+    ``close()`` are what `train` uses. Otherwise a `SingleProcess` (JAX and
+    TensorFlow distribute inside one process per host).
+    """
+    _check_kind(kind)
+    if kind == "data" and keras.config.backend() == "torch":
+        return TorchProcesses()
+    return SingleProcess()
 
 
 def _num_jax_processes():
@@ -274,9 +338,12 @@ def distribution_scope(kind="none", model_parallelism=None):
         with strategy.scope():
             yield strategy
         return
+    if kind == "data":
+        # torch.distributed processes (`training_processes`): no scope.
+        yield None
+        return
     raise ValueError(
         f"distribution={kind!r} is not supported under the {backend} backend: "
-        "Keras 3 has no multi-device API for PyTorch. Use KERAS_BACKEND=jax "
-        "('data' or 'model') or tensorflow ('data' or 'multi-worker'), or "
-        "wrap the model in torch DistributedDataParallel yourself."
+        "PyTorch has 'data' (torchrun, one process per device). Use "
+        "KERAS_BACKEND=jax for 'model' or tensorflow for 'multi-worker'."
     )

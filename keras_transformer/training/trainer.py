@@ -69,6 +69,7 @@ from keras_transformer.training.config import TrainConfig
 from keras_transformer.training.distribution import (
     distribution_scope,
     pipeline_options_for,
+    training_processes,
 )
 from keras_transformer.training.evaluation import (
     evaluate_translations,
@@ -81,7 +82,7 @@ from keras_transformer.training.host_memory import (
 )
 from keras_transformer.training.model_selection import choose_final_model
 from keras_transformer.training.precision import resolve_dtype_policy
-from keras_transformer.training.run_callbacks import run_callbacks
+from keras_transformer.training.run_callbacks import RunCallbacks, run_callbacks
 from keras_transformer.training.run_directory import RESUME, RunDirectory
 from keras_transformer.training.update_backup import (
     SIGTERM_STOP,
@@ -388,9 +389,20 @@ def train(config, callbacks=None, overwrite=False):
     print(result.evaluation.exact_match)
     ```
     """
-    config, run, resume, verbose = _start_run(config, overwrite)
-    splits, tokenizer, datasets = _prepare_data(config, run, verbose)
-    fitted = _fit(config, run, tokenizer, splits, datasets, resume, callbacks, verbose)
+    processes = training_processes(config.distribution)
+    try:
+        return _train(config, callbacks, overwrite, processes)
+    finally:
+        processes.close()
+
+
+def _train(config, callbacks, overwrite, processes):
+    config, run, resume, verbose = _start_run(config, overwrite, processes)
+    splits, tokenizer, datasets = _prepare_data(config, run, verbose, processes)
+    fitted = _fit(config, run, tokenizer, splits, datasets, resume, callbacks, verbose, processes)
+    if not processes.is_chief:
+        # Process 0 saves, scores and writes the results.
+        return _follower_result(config, tokenizer, fitted)
     model, model_path, averaged, final, selection = fitted.model, None, [], None, None
     evaluation, samples, eval_name = None, [], None
     if fitted.stop_reason == SIGTERM_STOP:
@@ -435,8 +447,10 @@ def train(config, callbacks=None, overwrite=False):
     return result
 
 
-def _start_run(config, overwrite):
-    """Resolves ``config``, checks the backend and claims the run directory.
+def _start_run(config, overwrite, processes):
+    """Resolves ``config``, checks the backend and claims the run directory
+    (process 0 of a data-parallel PyTorch run; the others write nothing and
+    are silent).
 
     Returns:
         ``(config, run, resume, verbose)``: the resolved config with a
@@ -460,30 +474,53 @@ def _start_run(config, overwrite):
     verbose = 1 if config.verbose == "auto" else config.verbose
     # One spelling of the path (runs/x/ and runs/x are the same run).
     config = config.replace(output_dir=os.path.normpath(config.output_dir))
+    if not processes.is_chief:
+        verbose = 0
+        config = config.replace(verbose=0)
     run = RunDirectory(config.output_dir)
-    action = _claim(run, config, overwrite, verbose)
-    os.makedirs(config.output_dir, exist_ok=True)
-    keras.utils.set_random_seed(config.seed)
+    action = None
+    if processes.is_chief:
+        action = _claim(run, config, overwrite, verbose)
+        os.makedirs(config.output_dir, exist_ok=True)
+    action = processes.broadcast(action)
+    # Other processes draw other dropout masks (their initial weights are
+    # replaced by process 0's).
+    keras.utils.set_random_seed(config.seed + processes.rank)
     data = "the embedded default task (English -> German number words)"
     if not config.uses_default_task:
         data = f"{config.train_src} -> {config.train_tgt}"
         if config.train_corpus is not None:
             data = f"the prepared corpus {config.train_corpus}"
     log(f"Training on {data} with the {backend} backend -> {config.output_dir}", verbose)
+    if processes.describe() is not None:
+        log(processes.describe(), verbose)
     if resolve_retain_host_memory(config.retain_host_memory, backend):
         _, how = retain_freed_memory()
         log(f"retain_host_memory: {how}.", verbose)
     return config, run, action == RESUME, verbose
 
 
-def _prepare_data(config, run, verbose):
+def _prepare_data(config, run, verbose, processes):
     """Reads the splits, loads or trains the vocabulary, writes
-    ``config.json`` and builds the datasets.
+    ``config.json`` and builds the datasets. In a data-parallel PyTorch run
+    the other processes wait for process 0 to write the vocabulary and the
+    corpus, then read them.
 
     Returns:
         ``(splits, tokenizer, (train_dataset, valid_dataset, train_report))``.
     """
     splits = load_data(config)
+    if not processes.is_chief:
+        processes.barrier()
+        tokenizer = SubwordTokenizer.load(run.vocabulary_path)
+        if config.uses_default_task:
+            train_data = splits["train"]
+        else:
+            train_data = PreparedCorpus.open(
+                config.train_corpus or config.corpus_dir or run.join(CORPUS_DIRNAME),
+                verify=False,
+            )
+        return splits, tokenizer, TrainingData(config, train_data, splits.get("valid"), tokenizer)
     if config.uses_default_task:
         train_data = splits["train"]
         tokenizer = build_tokenizer(config, train_data, verbose)
@@ -496,6 +533,7 @@ def _prepare_data(config, run, verbose):
         atomic_write_json(run.config_path, config.to_dict())
         train_data = prepare_training_corpus(config, verbose)
         tokenizer = SubwordTokenizer.load(run.vocabulary_path)
+    processes.barrier()  # The others read the vocabulary and corpus now.
     datasets = TrainingData(config, train_data, splits.get("valid"), tokenizer)
     log(f"Training data: {datasets.report.summary()}", verbose)
     return splits, tokenizer, datasets
@@ -515,7 +553,7 @@ class _Fitted:
     stop_reason: object
 
 
-def _fit(config, run, tokenizer, splits, datasets, resume, extra_callbacks, verbose):
+def _fit(config, run, tokenizer, splits, datasets, resume, extra_callbacks, verbose, processes):
     """Builds the model and trains it with the run's callbacks; a `_Fitted`.
 
     A run resumed from a backup taken inside an epoch first finishes that
@@ -546,14 +584,17 @@ def _fit(config, run, tokenizer, splits, datasets, resume, extra_callbacks, verb
     # Build, compile and fit inside the distribution's scope (a no-op for
     # "none"); see keras_transformer.training.distribution.
     with distribution_scope(config.distribution):
-        model = _build_run_model(config, run, tokenizer, epochs, batches_per_epoch, verbose)
+        model = _build_run_model(
+            config, run, tokenizer, epochs, batches_per_epoch, verbose, processes.is_chief
+        )
+        processes.install(model)
         fit_callbacks = None
         histories = []
         start = time.monotonic()
         for index, (initial_epoch, first_batches) in enumerate(phases):
             last = index == len(phases) - 1
-            backup = UpdateBackup(
-                run.backup_dir,
+            backup = (UpdateBackup if processes.is_chief else processes.follower_backup)(
+                backup_dir=run.backup_dir,
                 every_batches=every_batches,
                 start_epoch=initial_epoch,
                 start_batch_in_epoch=batches_per_epoch - first_batches,
@@ -561,7 +602,11 @@ def _fit(config, run, tokenizer, splits, datasets, resume, extra_callbacks, verb
                 accumulate_steps=config.accumulate_steps,
                 delete_on_end=last,
             )
-            if fit_callbacks is None:
+            follow = processes.callback(backup)
+            if not processes.is_chief:
+                # Validation and every file are process 0's.
+                fit_callbacks = _FollowerCallbacks([backup])
+            elif fit_callbacks is None:
                 fit_callbacks = run_callbacks(
                     config, run, tokenizer, splits.get("valid"), resume=resume,
                     verbose=verbose, backup=backup,
@@ -571,11 +616,13 @@ def _fit(config, run, tokenizer, splits, datasets, resume, extra_callbacks, verb
             with backup.stop_on_sigterm(), contextlib.suppress(TrainingTerminated):
                 model.fit(
                     datasets.train_dataset(batches),
-                    validation_data=datasets.valid_dataset,
+                    validation_data=datasets.valid_dataset if processes.is_chief else None,
                     initial_epoch=initial_epoch,
                     epochs=initial_epoch + 1 if not last else epochs,
                     steps_per_epoch=first_batches,
-                    callbacks=fit_callbacks.callbacks + list(extra_callbacks or []),
+                    callbacks=fit_callbacks.callbacks
+                    + list(extra_callbacks or [])
+                    + ([follow] if follow is not None else []),
                     verbose=config.verbose,
                     shuffle=False,  # The pipeline shuffles (tf.data ignores this anyway).
                 )
@@ -622,16 +669,38 @@ def _joined_history(histories):
     return joined
 
 
-def _build_run_model(config, run, tokenizer, epochs, batches_per_epoch, verbose):
+def _build_run_model(config, run, tokenizer, epochs, batches_per_epoch, verbose, write=True):
     """`build_model`, described in the log; its architecture is saved with
-    the checkpoints."""
+    the checkpoints (unless ``write`` is False)."""
     model = build_model(config, tokenizer.vocabulary_size)
     log(_describe(config, model, epochs, batches_per_epoch), verbose)
     _, reason = resolve_dtype_policy(config.dtype_policy)
     if reason is not None:
         log(f"dtype_policy auto: {model.dtype_policy.name} ({reason}).", verbose)
-    save_architecture(model, run.checkpoint_dir)
+    if write:
+        save_architecture(model, run.checkpoint_dir)
     return model
+
+
+class _FollowerCallbacks(RunCallbacks):
+    """The `RunCallbacks` of a data-parallel process other than 0: its
+    batch-counting backup only; it stops when process 0 stops."""
+
+    def stop_reason(self, losses):
+        return None
+
+
+def _follower_result(config, tokenizer, fitted):
+    """The `TrainResult` of a data-parallel process other than 0, which
+    writes nothing: its trained model, no files, no evaluation."""
+    return TrainResult(
+        config=config, output_dir=config.output_dir, model_path=None, model=fitted.model,
+        tokenizer=tokenizer, history=dict(fitted.history.history),
+        initial_epoch=fitted.initial_epoch, epochs_run=fitted.epochs_run, steps=fitted.steps,
+        train_seconds=fitted.train_seconds,
+        stop_reason=SIGTERM_STOP if fitted.stop_reason == SIGTERM_STOP else None,
+        averaged_checkpoints=[], evaluation=None, samples=[],
+    )  # fmt: skip
 
 
 def _save_final_model(config, run, fitted, tokenizer, valid_pairs, verbose):
@@ -756,9 +825,11 @@ class TrainingData:
                 language_tag=translator["language_tag"],
                 name="the validation pairs",
             )
-            stream = CorpusStream(
-                corpus, DatasetOptions(shuffle=False, seed=0, **self.batching)
-            )
+            batching = self.batching
+            if keras.config.backend() == "torch":
+                # Process 0 alone validates, on whole batches.
+                batching = dict(batching, num_shards=1, shard_index=0)
+            stream = CorpusStream(corpus, DatasetOptions(shuffle=False, seed=0, **batching))
             # A known size: Keras shows a full progress bar and reads the
             # same batches every epoch.
             self.valid_dataset = BatchList(list(stream.batches()))

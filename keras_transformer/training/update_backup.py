@@ -80,6 +80,10 @@ class UpdateBackup(keras.callbacks.BackupAndRestore):
         self.accumulate_steps = accumulate_steps
         self._signal = None
         self.stopped_by_signal = False
+        # Data parallel under PyTorch: SIGTERM stops at the batch that the
+        # processes agree on (`request_sigterm_stop`), not where it arrived.
+        self.defer_sigterm = False
+        self._stop_requested = False
 
     @property
     def batches(self):
@@ -107,7 +111,7 @@ class UpdateBackup(keras.callbacks.BackupAndRestore):
     def on_train_batch_end(self, batch, logs=None):
         self._batch_in_epoch = self._start_batch_in_epoch + batch + 1
         self._batches += 1
-        signalled = self._signal is not None and self._signal.is_set()
+        signalled = self._stop_requested if self.defer_sigterm else self.sigterm_received()
         if signalled and self._batches % self.accumulate_steps == 0:
             self._save_model()
             self.stopped_by_signal = True
@@ -117,6 +121,15 @@ class UpdateBackup(keras.callbacks.BackupAndRestore):
                 f"SIGTERM: training state saved after batch {self._batches}."
             )
         super().on_train_batch_end(batch, logs)
+
+    def sigterm_received(self):
+        """Whether SIGTERM arrived within `stop_on_sigterm`."""
+        return self._signal is not None and self._signal.is_set()
+
+    def request_sigterm_stop(self):
+        """With ``defer_sigterm``: save and stop as on SIGTERM, at the next
+        batch that completes an update."""
+        self._stop_requested = True
 
     def _save_model(self):
         super()._save_model()

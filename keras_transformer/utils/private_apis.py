@@ -260,3 +260,17 @@ def torch_compile_counts():
         "graphs": counters["stats"]["unique_graphs"],
         "frames": counters["frames"]["ok"],
     }
+
+
+def traceable_all_reduce_sum(tensor):
+    """``tensor`` summed over the default process group, as a new tensor,
+    through ``torch.distributed._functional_collectives``: ``make_fx`` and
+    ``torch.compile`` record it as an operator of the graph (the public
+    in-place ``torch.distributed.all_reduce`` is recorded with the process
+    group as an opaque object that ``torch.compile`` rejects)."""
+    import torch.distributed as dist
+    import torch.distributed._functional_collectives as collectives
+
+    return collectives.wait_tensor(
+        collectives.all_reduce(tensor, "sum", dist.group.WORLD)
+    )
