@@ -289,13 +289,22 @@ def test_unknown_distribution_is_refused():
 
 
 @pytest.mark.skipif(keras.backend.backend() != "torch", reason="torch only")
-def test_torch_distribution_is_refused_clearly():
-    from keras_transformer.training.distribution import distribution_scope
+def test_torch_distribution_is_refused_clearly(monkeypatch):
+    """PyTorch has "data" only, and only in torchrun's processes
+    (tests/training/test_torch_data_parallel.py runs them)."""
+    from keras_transformer.training.distribution import (
+        distribution_scope,
+        training_processes,
+    )
 
-    for kind in ("data", "model", "multi-worker"):
-        with pytest.raises(ValueError, match="no multi-device API for PyTorch"):
+    for kind in ("model", "multi-worker"):
+        with pytest.raises(ValueError, match="PyTorch has 'data' \\(torchrun"):
             with distribution_scope(kind):
                 pass
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    with pytest.raises(ValueError, match="start it with torchrun"):
+        training_processes("data")
+    assert training_processes("none").is_chief
 
 
 def test_train_config_accepts_only_known_distributions():

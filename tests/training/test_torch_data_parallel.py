@@ -97,7 +97,7 @@ def _run(tmp_path, step_kind):
     result = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
          str(script), step_kind, str(tmp_path)],
-        env=env, capture_output=True, text=True, timeout=300, cwd=str(tmp_path),
+        env=env, capture_output=True, text=True, timeout=600, cwd=str(tmp_path),
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     load = lambda name: dict(np.load(tmp_path / f"{name}.npz"))  # noqa: E731
