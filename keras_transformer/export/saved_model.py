@@ -102,6 +102,7 @@ from keras_transformer.special_tokens import (
     language_tag_ids,
 )
 from keras_transformer.utils.dependencies import require
+from keras_transformer.utils.private_apis import one_garbage_collection
 from keras_transformer.utils.validation import check_choice, check_int
 
 if keras.config.backend() == "tensorflow":
@@ -241,7 +242,8 @@ def _export_here(
         language_tag = files.language_tag()
     language_tag = check_language_tag_position(language_tag)
     if quantize is not None:
-        model.quantize(quantize)
+        with one_garbage_collection():
+            model.quantize(quantize)
     vocabulary_path = files.vocabulary_path
     version_dir = os.path.join(export_dir, str(version))
     _check_new_version(version_dir)

@@ -6,7 +6,9 @@ library's internals, so that an upgrade of Keras, keras-hub or TF Text has
 one module to check.
 """
 
+import contextlib
 import functools
+import gc
 import hashlib
 import sys
 
@@ -23,6 +25,23 @@ except ImportError:  # keras-hub is needed only by the keras-hub family.
 
 
 # --- Keras ---
+
+
+@contextlib.contextmanager
+def one_garbage_collection():
+    """Within the block, ``gc.collect()`` does nothing; one full collection
+    runs at its end. For ``Model.quantize``: Keras' ``Layer.__delattr__``
+    calls ``gc.collect()`` after each float kernel that quantization deletes,
+    a full collection per Dense layer (about a second each in a process that
+    has imported TensorFlow, more as the heap grows), where one at the end
+    frees the same memory."""
+    collect = gc.collect
+    gc.collect = lambda generation=2: 0
+    try:
+        yield
+    finally:
+        gc.collect = collect
+        gc.collect()
 
 
 def flatten_layers(layer, include_self=True):

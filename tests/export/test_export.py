@@ -289,6 +289,19 @@ def test_saved_model_cli_lists_every_signature_of_an_int8_export(tmp_path):
     assert "shape: (-1)" in block.split("output(s)")[0]
 
 
+def test_int8_quantization_collects_garbage_once(monkeypatch):
+    """Keras' quantization deletes each float kernel with a full garbage
+    collection (about a second each in a process that has imported
+    TensorFlow); `Translator(quantize="int8")` runs one at the end."""
+    import gc
+
+    calls = []
+    monkeypatch.setattr(gc, "collect", lambda generation=2: calls.append(generation) or 0)
+    translator = Translator.from_directory(MODEL_DIR, quantize="int8")
+    assert sum("int8" in str(v.dtype) for v in translator.model.weights) > 1
+    assert len(calls) == 1, calls
+
+
 def test_export_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="model.keras"):
         export_saved_model(str(tmp_path), str(tmp_path / "out"))

@@ -31,6 +31,7 @@ from keras_transformer.special_tokens import (
     language_tag_ids,
     target_language_ids,
 )
+from keras_transformer.utils.private_apis import one_garbage_collection
 
 if keras.config.backend() == "tensorflow":
     from keras_transformer.utils.tensorflow_devices import tf
@@ -167,7 +168,8 @@ class Translator:
         if quantize is not None:
             # In place: the model's kernels become int8 (Keras' own
             # `Model.quantize`); a copy would double the memory.
-            model.quantize(quantize)
+            with one_garbage_collection():
+                model.quantize(quantize)
         self.quantize = quantize
         self.model = model
         self.tokenizer = tokenizer
