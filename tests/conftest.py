@@ -43,7 +43,7 @@ def pytest_collection_finish(session):
     # The objects alive once every test module is imported (the modules of
     # Keras and the backends, about half a million objects) live to the end
     # of the run: freezing them keeps each full garbage collection from
-    # scanning them again (about a second each with TensorFlow imported).
+    # scanning them again.
     gc.collect()
     gc.freeze()
 

@@ -31,10 +31,10 @@ except ImportError:  # keras-hub is needed only by the keras-hub family.
 def one_garbage_collection():
     """Within the block, ``gc.collect()`` does nothing; one full collection
     runs at its end. For ``Model.quantize``: Keras' ``Layer.__delattr__``
-    calls ``gc.collect()`` after each float kernel that quantization deletes,
-    a full collection per Dense layer (about a second each in a process that
-    has imported TensorFlow, more as the heap grows), where one at the end
-    frees the same memory."""
+    calls ``gc.collect()`` after each float kernel that quantization deletes:
+    a full collection per Dense layer, each scanning the whole heap (hundreds
+    of thousands of objects once TensorFlow is imported), where one at the
+    end frees the same memory."""
     collect = gc.collect
     gc.collect = lambda generation=2: 0
     try:

@@ -291,8 +291,8 @@ def test_saved_model_cli_lists_every_signature_of_an_int8_export(tmp_path):
 
 def test_int8_quantization_collects_garbage_once(monkeypatch):
     """Keras' quantization deletes each float kernel with a full garbage
-    collection (about a second each in a process that has imported
-    TensorFlow); `Translator(quantize="int8")` runs one at the end."""
+    collection (a scan of the whole heap); `Translator(quantize="int8")`
+    runs one at the end."""
     import gc
 
     calls = []
