@@ -44,6 +44,7 @@ from keras_transformer.data.shards import (
     new_manifest,
     read_manifest,
     shard_name,
+    vocabulary_size_of,
     write_manifest,
     write_shard,
 )
@@ -61,7 +62,10 @@ from keras_transformer.special_tokens import (
 )
 from keras_transformer.utils.console import log
 from keras_transformer.utils.file_io import atomic_write_bytes
-from keras_transformer.utils.run_files import VOCABULARY_FILENAME
+from keras_transformer.utils.run_files import (
+    SOURCE_VOCABULARY_FILENAME,
+    VOCABULARY_FILENAME,
+)
 from keras_transformer.utils.validation import check_int
 
 # Pairs encoded at a time. SentencePiece returns Python lists (about 36 bytes
@@ -123,6 +127,7 @@ def prepare_corpus(
     *,
     vocabulary=None,
     vocabulary_size=None,
+    source_vocabulary=None,
     shard_size=250_000,
     seed=0,
     num_threads=None,
@@ -155,6 +160,15 @@ def prepare_corpus(
             ``vocabulary_size``.
         vocabulary_size: int or None. Learn a shared BPE vocabulary of this
             many pieces (the 4 reserved included) from the corpus.
+        source_vocabulary: str or None. A SentencePiece model of the
+            source side over the ids of ``vocabulary`` (a
+            ``source_vocab.spm``, or a directory holding one), for a model
+            whose sides segment with models of their own (an imported
+            Marian model): the sources are encoded with it, the targets
+            with ``vocabulary``; it is copied into ``output_dir``. When
+            ``vocabulary`` is a directory holding a ``source_vocab.spm``
+            (a run directory), that one is used unless given here.
+            Defaults to None (one model for both sides).
         shard_size: int. Input lines per shard. Defaults to ``250_000``.
         seed: int. Seed of the sample of sentences the vocabulary is
             learned from. Defaults to ``0``.
@@ -222,10 +236,29 @@ def prepare_corpus(
     num_threads = check_int("num_threads", num_threads, allow_none=True)
     num_threads = num_threads or os.cpu_count() or 1
     output_dir = os.fspath(output_dir)
-    proto = None
+    proto = source_proto = None
     if vocabulary is not None:
+        if source_vocabulary is None and os.path.isfile(
+            os.path.join(os.fspath(vocabulary), SOURCE_VOCABULARY_FILENAME)
+        ):
+            source_vocabulary = os.path.join(os.fspath(vocabulary), SOURCE_VOCABULARY_FILENAME)
         vocabulary, proto = _read_vocabulary(vocabulary)
         settings = {"vocabulary": vocabulary, "vocabulary_size": None}
+        if source_vocabulary is not None:
+            source_vocabulary, source_proto = _read_vocabulary(
+                source_vocabulary, SOURCE_VOCABULARY_FILENAME
+            )
+            if vocabulary_size_of(source_proto) > vocabulary_size_of(proto):
+                raise ValueError(
+                    f"The source vocabulary {source_vocabulary!r} has more pieces "
+                    f"than the vocabulary {vocabulary!r}: they must share one id space."
+                )
+            settings["source_vocabulary"] = source_vocabulary
+    elif source_vocabulary is not None:
+        raise ValueError(
+            "source_vocabulary needs vocabulary (the target side's SentencePiece "
+            f"model over the same ids). Received: source_vocabulary={source_vocabulary!r}"
+        )
     else:
         trainer_arguments = sentencepiece_trainer_arguments(
             vocabulary_size,
@@ -270,7 +303,7 @@ def prepare_corpus(
         verbose,
     )
 
-    manifest = _existing_manifest(output_dir, inputs, shard_size, settings, proto)
+    manifest = _existing_manifest(output_dir, inputs, shard_size, settings, proto, source_proto)
     if manifest is not None and manifest["complete"]:
         log(
             f"Reusing the prepared corpus {output_dir!r} (same files and settings).",
@@ -281,6 +314,10 @@ def prepare_corpus(
     if manifest is not None:
         with open(vocabulary_path, "rb") as f:
             proto = f.read()
+        if manifest.get("source_vocabulary"):
+            path = os.path.join(output_dir, manifest["source_vocabulary"]["file"])
+            with open(path, "rb") as f:
+                source_proto = f.read()
         log(
             f"Resuming the preparation of {output_dir!r} after "
             f"{len(manifest['shards'])} shard(s).",
@@ -292,27 +329,37 @@ def prepare_corpus(
         os.makedirs(output_dir, exist_ok=True)
         atomic_write_bytes(vocabulary_path, proto)
         manifest = new_manifest(proto, shard_size, inputs, settings)
+        if source_proto is not None:
+            atomic_write_bytes(os.path.join(output_dir, SOURCE_VOCABULARY_FILENAME), source_proto)
+            manifest["source_vocabulary"] = {
+                "file": SOURCE_VOCABULARY_FILENAME,
+                "sha256": hashlib.sha256(source_proto).hexdigest(),
+            }
         if languages is not None:
             tags = language_tag_ids(proto)
             manifest["languages"] = {lang: tags[lang] for lang in dict.fromkeys(languages)}
             manifest["language_tag"] = language_tag
         write_manifest(output_dir, manifest)
-    _encode_shards(files, proto, output_dir, manifest, num_threads, verbose, languages)
+    _encode_shards(
+        files, (source_proto or proto, proto), output_dir, manifest, num_threads, verbose,
+        languages,
+    )  # fmt: skip
     manifest["complete"] = True
     write_manifest(output_dir, manifest)
     return PreparedCorpus.open(output_dir, verify=False)
 
 
-def _read_vocabulary(vocabulary):
-    """``(absolute path, proto bytes)`` of a ``vocab.spm`` or a directory
-    holding one, checked to be a SentencePiece model with the reserved ids."""
+def _read_vocabulary(vocabulary, filename=VOCABULARY_FILENAME):
+    """``(absolute path, proto bytes)`` of a ``vocab.spm`` (``filename``)
+    or a directory holding one, checked to be a SentencePiece model with
+    the reserved ids."""
     path = os.fspath(vocabulary)
     if os.path.isdir(path):
-        path = os.path.join(path, VOCABULARY_FILENAME)
+        path = os.path.join(path, filename)
     if not os.path.isfile(path):
         raise FileNotFoundError(
-            f"No SentencePiece model at {path!r} (vocabulary: a vocab.spm file or "
-            "a directory holding one)."
+            f"No SentencePiece model at {path!r} (a {filename} file or a "
+            "directory holding one)."
         )
     with open(path, "rb") as f:
         proto = f.read()
@@ -326,7 +373,7 @@ def _read_vocabulary(vocabulary):
     return os.path.abspath(path), proto
 
 
-def _existing_manifest(output_dir, inputs, shard_size, settings, proto):
+def _existing_manifest(output_dir, inputs, shard_size, settings, proto, source_proto=None):
     """The manifest of a preparation of the same corpus with the same
     settings in ``output_dir`` (checked), or None when there is none.
 
@@ -342,7 +389,10 @@ def _existing_manifest(output_dir, inputs, shard_size, settings, proto):
         others = [
             name
             for name in os.listdir(output_dir)
-            if not (name == VOCABULARY_FILENAME or name.startswith((".tmp-", "shard-")))
+            if not (
+                name in (VOCABULARY_FILENAME, SOURCE_VOCABULARY_FILENAME)
+                or name.startswith((".tmp-", "shard-"))
+            )
         ]
         if others:
             raise ValueError(
@@ -366,6 +416,12 @@ def _existing_manifest(output_dir, inputs, shard_size, settings, proto):
         digest = hashlib.sha256(proto).hexdigest()
         if digest != manifest["vocabulary"]["sha256"]:
             differences.append(f"another vocabulary (not {settings['vocabulary']!r})")
+        previous_source = (manifest.get("source_vocabulary") or {}).get("sha256")
+        source = hashlib.sha256(source_proto).hexdigest() if source_proto else None
+        if previous_source != source:
+            differences.append(
+                f"another source vocabulary (not {settings.get('source_vocabulary')!r})"
+            )
     else:
         for key in ("vocabulary_size", "seed", "input_sentence_size"):
             if previous.get(key) != settings[key]:
@@ -519,12 +575,14 @@ def _to_numpy(ids, dtype):
     return flat, lengths
 
 
-def _encode_shards(files, proto, output_dir, manifest, num_threads, verbose, languages=None):
+def _encode_shards(files, protos, output_dir, manifest, num_threads, verbose, languages=None):
     """Encodes the lines after the shards of ``manifest`` into new shards,
-    updating ``manifest`` (and its file) after each. With ``languages`` (one
-    per pair of files), every pair gets its language's tag id and a shard
-    ends with each pair of files."""
-    processor = spm.SentencePieceProcessor(model_proto=proto)
+    updating ``manifest`` (and its file) after each: the sources with the
+    first of ``protos``, the targets with the second (the same model, or
+    each side's own over one id space). With ``languages`` (one per pair
+    of files), every pair gets its language's tag id and a shard ends with
+    each pair of files."""
+    source_processor, processor = (spm.SentencePieceProcessor(model_proto=p) for p in protos)
     dtype = ids_dtype(processor.get_piece_size())
     shard_size = manifest["shard_size"]
     ends = _shard_ends(files, shard_size, by_file=languages is not None)
@@ -535,7 +593,7 @@ def _encode_shards(files, proto, output_dir, manifest, num_threads, verbose, lan
     blocks = files.blocks(min(CHUNK_LINES, shard_size), start_line, ends=ends)
     for sources, targets, block_lines in blocks:
         if sources:
-            source_ids = processor.encode(sources, num_threads=num_threads)
+            source_ids = source_processor.encode(sources, num_threads=num_threads)
             target_ids = processor.encode(targets, num_threads=num_threads)
             if languages is not None:
                 pair = int(np.searchsorted(file_starts, start_line + num_lines, "right")) - 1

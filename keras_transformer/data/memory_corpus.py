@@ -59,6 +59,7 @@ def corpus_from_pairs(
     language_tag_id=None,
     language_tag="source",
     name="sentence pairs in memory",
+    source_vocabulary_proto=None,
 ):
     """Encodes sentence pairs into an `InMemoryCorpus`.
 
@@ -72,6 +73,9 @@ def corpus_from_pairs(
             as `make_dataset` and `prepare_corpus` put it. Defaults to None.
         language_tag: ``"source"`` or ``"target"``.
         name: str. What the pairs are, for messages.
+        source_vocabulary_proto: bytes or None. The source side's own
+            SentencePiece model over the same ids (an imported Marian
+            model's); None encodes both sides with ``vocabulary_proto``.
 
     Returns:
         An `InMemoryCorpus`.
@@ -88,7 +92,13 @@ def corpus_from_pairs(
     processor = spm.SentencePieceProcessor(model_proto=bytes(vocabulary_proto))
     size = processor.get_piece_size()
     dtype = np.dtype(ids_dtype(size))
-    sides = [processor.encode(sentences, out_type=int) for sentences in (sources, targets)]
+    source_processor = processor
+    if source_vocabulary_proto is not None:
+        source_processor = spm.SentencePieceProcessor(model_proto=bytes(source_vocabulary_proto))
+    sides = [
+        source_processor.encode(sources, out_type=int),
+        processor.encode(targets, out_type=int),
+    ]
     if language_tag_id is not None:
         check_language_tag_position(language_tag)
         tagged = 0 if language_tag == "source" else 1

@@ -462,6 +462,18 @@ def check_files(directory, manifest, verify=True):
             "of the prepared corpus come from (its SHA-256 differs from the "
             "manifest's)."
         )
+    source = manifest.get("source_vocabulary")
+    if source:
+        path = os.path.join(directory, source["file"])
+        if not os.path.isfile(path):
+            raise ValueError(f"The source vocabulary {path!r} of the prepared corpus is missing.")
+        with open(path, "rb") as f:
+            if hashlib.sha256(f.read()).hexdigest() != source["sha256"]:
+                raise ValueError(
+                    f"The source vocabulary {path!r} is not the one the source ids "
+                    "of the prepared corpus come from (its SHA-256 differs from "
+                    "the manifest's)."
+                )
 
 
 class Shard:
@@ -588,6 +600,9 @@ class PreparedCorpus:
         vocabulary_path: str. The ``vocab.spm`` of the ids.
         vocabulary_sha256: str. Its SHA-256 (hex).
         vocabulary_size: int. Its number of pieces.
+        source_vocabulary_sha256: str or None. The SHA-256 of the source
+            side's own SentencePiece model (``source_vocab.spm``), or None
+            where ``vocab.spm`` encoded both sides.
         length_histogram: int64 array ``(K, 3)``. Rows ``(source length,
             target length, number of pairs)``, without BOS/EOS.
 
@@ -611,6 +626,7 @@ class PreparedCorpus:
         self.vocabulary_path = os.path.join(path, vocabulary["file"])
         self.vocabulary_sha256 = vocabulary["sha256"]
         self.vocabulary_size = int(vocabulary["size"])
+        self.source_vocabulary_sha256 = (manifest.get("source_vocabulary") or {}).get("sha256")
         self.length_histogram = np.asarray(
             manifest["length_histogram"], dtype=np.int64
         ).reshape(-1, 3)
@@ -682,6 +698,20 @@ class PreparedCorpus:
                 f"{self.vocabulary_path!r}, not with {name!r}: its ids would mean "
                 "other pieces. Prepare the corpus with this vocabulary "
                 "(--vocabulary) or use the corpus' vocab.spm."
+            )
+
+    def check_source_vocabulary(self, proto, name):
+        """Raises a ValueError naming the corpus and ``name`` when the
+        sources were not encoded with ``proto`` (bytes of the source side's
+        own SentencePiece model; None: the sides share ``vocab.spm``)."""
+        digest = None if proto is None else hashlib.sha256(bytes(proto)).hexdigest()
+        if digest != self.source_vocabulary_sha256:
+            used = "its own source_vocab.spm" if self.source_vocabulary_sha256 else "vocab.spm"
+            wanted = repr(name) if proto is not None else "the shared vocab.spm"
+            raise ValueError(
+                f"The prepared corpus {self.path!r} encoded its sources with {used}, "
+                f"not with {wanted}: prepare it with the model's vocabularies "
+                "(--vocabulary RUN)."
             )
 
     def shard(self, index):

@@ -32,6 +32,7 @@ import typing
 import yaml
 
 from keras_transformer.decoding.options import DecodeOptions
+from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 from keras_transformer.models.transformer.transformer import Transformer
 from keras_transformer.models.transformer.transformer_presets import (
     PRESETS,
@@ -43,7 +44,7 @@ from keras_transformer.special_tokens import (
     check_languages,
 )
 from keras_transformer.training.distribution import DISTRIBUTIONS
-from keras_transformer.utils.run_files import CONFIG_FILENAME
+from keras_transformer.utils.run_files import CONFIG_FILENAME, SOURCE_VOCABULARY_FILENAME
 from keras_transformer.utils.validation import (
     check_choice,
     check_int,
@@ -95,6 +96,10 @@ USER_DATA_SETTINGS = dict(
 )
 
 _AUTO = "auto: depends on the data (default task or your files)"
+# The keys that ``init_from`` decides (the model's architecture and its
+# vocabulary), and the model arguments a continued run may still set.
+INIT_FROM_KEEPS = ("preset", "vocabulary_size")
+INIT_FROM_OVERRIDES = ("dropout_rate",)
 
 
 def _field(default, doc, check=None, **metadata):
@@ -203,6 +208,16 @@ class TrainConfig:
     Args:
         preset: str. Model preset ("tiny", "small", "base", "big"). Auto:
             "tiny" for the default task, "small" for your data.
+        init_from: str. A run directory to continue training from (a
+            finished run of `train`, or a model imported with
+            `keras-transformer convert`): its architecture and weights
+            start the run and its SentencePiece model(s) encode the data
+            (``source_vocab.spm`` the sources where it has one); no
+            vocabulary is learned. The run itself goes to ``output_dir``,
+            another directory. ``preset`` and ``vocabulary_size`` are
+            errors with it, ``model_overrides`` may set only
+            ``dropout_rate``; the schedule, the decoding settings and every
+            other key are this config's.
         model_overrides: dict. Replaces preset arguments of
             `Transformer.from_preset`, e.g. ``{"num_layers": 3,
             "dropout_rate": 0.3}``. ``vocabulary_size`` is not allowed here
@@ -341,6 +356,11 @@ class TrainConfig:
     # --- model ---
     preset: typing.Optional[str] = _field(
         None, "model preset: tiny, small, base or big; " + _AUTO, check=_check_preset
+    )
+    init_from: typing.Optional[str] = _field(
+        None, "continue training from this run directory (a run of train, or a model "
+        "imported with convert): its model, weights and vocabulary; null: a new model",
+        metavar="RUN",
     )
     model_overrides: dict = dataclasses.field(
         default_factory=dict,
@@ -620,6 +640,8 @@ class TrainConfig:
             name: value
             for name, value in settings.items()
             if getattr(self, name) is None
+            # A model to continue from has its own architecture and vocabulary.
+            and not (self.init_from is not None and name in INIT_FROM_KEEPS)
         }
         if self.final_model is None:
             filled["final_model"] = self._auto_final_model()
@@ -644,7 +666,14 @@ class TrainConfig:
         evaluate this run: ``language_tag`` and ``target_language`` (the
         language of the valid/test files: ``eval_language``, else the first
         of ``target_languages``, else the first of the tokenizer's; None for
-        a vocabulary of one target language)."""
+        a vocabulary of one target language), and ``source_tokenizer``
+        where the run has a SentencePiece model of its sources
+        (``<output_dir>/source_vocab.spm``, from ``init_from``)."""
+        options = {}
+        if self.output_dir is not None:
+            path = os.path.join(self.output_dir, SOURCE_VOCABULARY_FILENAME)
+            if os.path.isfile(path):
+                options["source_tokenizer"] = SubwordTokenizer.load(path)
         languages = tokenizer.languages
         language = None
         if languages:
@@ -654,7 +683,7 @@ class TrainConfig:
                     f"eval_language {language!r} is not a language of the vocabulary "
                     f"({', '.join(sorted(languages))})."
                 )
-        return {"language_tag": self.language_tag, "target_language": language}
+        return dict(options, language_tag=self.language_tag, target_language=language)
 
     # --- validation ---
 
@@ -666,6 +695,7 @@ class TrainConfig:
             if check is not None:
                 check(field.name, getattr(self, field.name))
         self._check_data_files()
+        self._check_init_from()
         self._check_schedule()
         # The decode keys: the one validation of `DecodeOptions`.
         DecodeOptions(
@@ -708,6 +738,33 @@ class TrainConfig:
             raise ValueError(
                 "valid_src/test_src need training files too (train_src and "
                 "train_tgt, or train_corpus); without them the embedded default task is used."
+            )
+
+    def _check_init_from(self):
+        """``init_from`` brings the model and its vocabulary: the keys that
+        would choose others are errors (a run directory is checked by
+        `train`, before any work)."""
+        if self.init_from is None:
+            return
+        for key in INIT_FROM_KEEPS:
+            if getattr(self, key) is not None:
+                raise ValueError(
+                    f"init_from={self.init_from!r} brings the model and its vocabulary: "
+                    f"remove {key} (received {key}={getattr(self, key)!r})."
+                )
+        others = sorted(set(self.model_overrides) - set(INIT_FROM_OVERRIDES))
+        if others:
+            raise ValueError(
+                f"init_from={self.init_from!r} brings the model's architecture: "
+                f"model_overrides may set only {', '.join(INIT_FROM_OVERRIDES)}. "
+                f"Received: {others}"
+            )
+        if self.output_dir is not None and os.path.normpath(self.output_dir) == os.path.normpath(
+            self.init_from
+        ):
+            raise ValueError(
+                f"init_from and output_dir are the same directory ({self.init_from!r}): "
+                "the continued run needs an output_dir of its own."
             )
 
     def _check_languages(self):

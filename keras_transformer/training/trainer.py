@@ -7,6 +7,8 @@ use the vocabulary the model was trained with (the layout and its rules are
     <output_dir>/
       config.json         the resolved `TrainConfig`
       vocab.spm           the shared SentencePiece BPE vocabulary
+      source_vocab.spm    the sources' own SentencePiece model, where the
+                          init_from run has one (an imported Marian model)
       model.keras         the final model: last, best or averaged weights
       results.json        steps, time, scores
       checkpoints/        epoch_001.weights.h5, ... and model_config.json;
@@ -60,6 +62,7 @@ from keras_transformer.data import (
 )
 from keras_transformer.data.text_files import expand_paths
 from keras_transformer.models.transformer.transformer import Transformer
+from keras_transformer.models.transformer.transformer_loader import load_run_model
 from keras_transformer.models.transformer.translator import Translator
 from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 from keras_transformer.objectives.metrics import MaskedTokenAccuracy
@@ -101,6 +104,7 @@ from keras_transformer.utils.run_files import (
     CONFIG_FILENAME,
     CORPUS_DIRNAME,
     MODEL_FILENAME,
+    SOURCE_VOCABULARY_FILENAME,
     VOCABULARY_FILENAME,
 )
 
@@ -196,7 +200,7 @@ def build_tokenizer(config, train_pairs, verbose=1):
     path = RunDirectory(config.output_dir).vocabulary_path
     if os.path.isfile(path):
         tokenizer = SubwordTokenizer.load(path)
-        if tokenizer.vocabulary_size != config.vocabulary_size:
+        if config.vocabulary_size not in (None, tokenizer.vocabulary_size):
             raise ValueError(
                 f"{path!r} has {tokenizer.vocabulary_size} pieces but the config "
                 f"asks for vocabulary_size={config.vocabulary_size}. Use a new "
@@ -249,6 +253,8 @@ def prepare_training_corpus(config, verbose=1):
             language_tag=config.language_tag,
             vocabulary=vocabulary,
             vocabulary_size=None if vocabulary else config.vocabulary_size,
+            # The run's own source model (from init_from), when it has one.
+            source_vocabulary=_source_vocabulary(run),
             seed=config.seed,
             # Keras' verbose=2 (a line per epoch) is not a request for
             # SentencePiece's own log.
@@ -260,7 +266,7 @@ def prepare_training_corpus(config, verbose=1):
             f"{corpus.language_tag} side; set language_tag: {corpus.language_tag} "
             f"(received language_tag={config.language_tag!r})."
         )
-    if corpus.vocabulary_size != config.vocabulary_size:
+    if config.vocabulary_size not in (None, corpus.vocabulary_size):
         raise ValueError(
             f"The corpus {corpus.path!r} has a vocabulary of {corpus.vocabulary_size} "
             f"pieces but the config asks for vocabulary_size={config.vocabulary_size}."
@@ -272,7 +278,57 @@ def prepare_training_corpus(config, verbose=1):
     else:
         with open(vocabulary, "rb") as f:
             corpus.check_vocabulary(f.read(), vocabulary)
+    source_path = run.join(SOURCE_VOCABULARY_FILENAME)
+    source_proto = None
+    if os.path.isfile(source_path):
+        with open(source_path, "rb") as f:
+            source_proto = f.read()
+    corpus.check_source_vocabulary(source_proto, source_path)
     return corpus
+
+
+def _source_vocabulary(run):
+    """``<run>/source_vocab.spm`` where the run has one, else None."""
+    path = run.join(SOURCE_VOCABULARY_FILENAME)
+    return path if os.path.isfile(path) else None
+
+
+def check_init_from(path):
+    """Raises an error naming ``path`` (``init_from``) when it is not a run
+    directory with a model and its vocabulary."""
+    if not os.path.isdir(path):
+        what = "is not a directory" if os.path.exists(path) else "does not exist"
+        raise FileNotFoundError(
+            f"init_from {path!r} {what} (expected a run directory with {MODEL_FILENAME} "
+            f"and {VOCABULARY_FILENAME}: a finished run of train, or the output of convert)."
+        )
+    for name in (MODEL_FILENAME, VOCABULARY_FILENAME):
+        if not os.path.isfile(os.path.join(path, name)):
+            raise ValueError(
+                f"init_from {path!r} is not a finished run directory: "
+                f"{os.path.join(path, name)!r} is missing."
+            )
+
+
+def copy_init_vocabularies(config, run):
+    """Copies the SentencePiece model(s) of ``init_from`` into the run (once;
+    a resumed run keeps its copies, which must be the same)."""
+    for name in (VOCABULARY_FILENAME, SOURCE_VOCABULARY_FILENAME):
+        source = os.path.join(config.init_from, name)
+        if not os.path.isfile(source):
+            continue
+        with open(source, "rb") as f:
+            proto = f.read()
+        target = run.join(name)
+        if not os.path.isfile(target):
+            atomic_write_bytes(target, proto)
+            continue
+        with open(target, "rb") as f:
+            if f.read() != proto:
+                raise ValueError(
+                    f"{target!r} is not the vocabulary of init_from ({source!r}): use a "
+                    "new output_dir."
+                )
 
 
 def _file_languages(config):
@@ -329,13 +385,29 @@ def build_optimizer(config, d_model):
 
 
 def build_model(config, vocabulary_size):
-    """`Transformer.from_preset` compiled with `build_optimizer` and the paper's loss."""
-    model = Transformer.from_preset(
-        config.preset,
-        vocabulary_size=vocabulary_size,
-        dtype=resolve_dtype_policy(config.dtype_policy)[0],
-        **config.model_overrides,
-    )
+    """`Transformer.from_preset`, or with ``init_from`` that run's model and
+    weights (rebuilt with the config's dtype policy and ``dropout_rate``),
+    compiled with `build_optimizer` and the paper's loss."""
+    dtype = resolve_dtype_policy(config.dtype_policy)[0]
+    if config.init_from is not None:
+        start = load_run_model(config.init_from, Transformer)
+        if start.vocabulary_size != vocabulary_size:
+            raise ValueError(
+                f"The model of init_from {config.init_from!r} has {start.vocabulary_size} "
+                f"ids but its vocabulary {vocabulary_size} pieces."
+            )
+        model = Transformer.from_config(
+            {**start.get_config(), **config.model_overrides, "dtype": dtype}
+        )
+        model.set_weights(start.get_weights())
+        del start
+    else:
+        model = Transformer.from_preset(
+            config.preset,
+            vocabulary_size=vocabulary_size,
+            dtype=dtype,
+            **config.model_overrides,
+        )
     model.compile(
         optimizer=build_optimizer(config, model.d_model),
         loss=LabelSmoothedCrossEntropy(label_smoothing=config.label_smoothing),
@@ -459,7 +531,9 @@ def _start_run(config, overwrite, processes):
     """
     if not isinstance(config, TrainConfig):
         raise TypeError(f"train expects a TrainConfig. Received: {type(config).__name__}")
-    if config.train_corpus is not None and config.vocabulary_size is None:
+    if config.init_from is not None:
+        check_init_from(config.init_from)
+    elif config.train_corpus is not None and config.vocabulary_size is None:
         # A prepared corpus fixes the vocabulary: its size, not the default.
         corpus = PreparedCorpus.open(config.train_corpus, verify=False)
         config = config.replace(vocabulary_size=corpus.vocabulary_size)
@@ -521,6 +595,8 @@ def _prepare_data(config, run, verbose, processes):
                 verify=False,
             )
         return splits, tokenizer, TrainingData(config, train_data, splits.get("valid"), tokenizer)
+    if config.init_from is not None:
+        copy_init_vocabularies(config, run)
     if config.uses_default_task:
         train_data = splits["train"]
         tokenizer = build_tokenizer(config, train_data, verbose)
@@ -724,6 +800,9 @@ def _save_final_model(config, run, fitted, tokenizer, valid_pairs, verbose):
 
 def _describe(config, model, epochs, batches_per_epoch):
     overrides = f" with {config.model_overrides}" if config.model_overrides else ""
+    origin = f"preset {config.preset!r}"
+    if config.init_from is not None:
+        origin = f"continued from {config.init_from}"
     per_update = config.accumulate_steps
     schedule = f"{epochs} epochs x {batches_per_epoch // per_update} updates"
     if per_update > 1:
@@ -731,7 +810,7 @@ def _describe(config, model, epochs, batches_per_epoch):
     if config.ema_decay is not None:
         schedule += f"; moving average of the weights (decay {config.ema_decay})"
     return (
-        f"Model: preset {config.preset!r}{overrides}, {model.count_params():,} "
+        f"Model: {origin}{overrides}, {model.count_params():,} "
         f"parameters; {schedule}."
     )
 
@@ -799,10 +878,17 @@ class TrainingData:
         # device count (and each host reads its share of every global batch).
         self.config = config
         self._feeds = []  # The `CorpusBatches` fed to fit (JAX, PyTorch).
+        # The sources of a run with a source model of their own (init_from).
+        source_proto = None
+        source_path = _source_vocabulary(RunDirectory(config.output_dir))
+        if source_path is not None:
+            with open(source_path, "rb") as f:
+                source_proto = f.read()
         if not isinstance(train_data, PreparedCorpus):
             train_data = corpus_from_pairs(
-                *train_data, tokenizer.proto, name="the training pairs"
-            )
+                *train_data, tokenizer.proto, name="the training pairs",
+                source_vocabulary_proto=source_proto,
+            )  # fmt: skip
         self.train_data = train_data
         self.tokenizer = tokenizer
         self.batching = dict(
@@ -824,6 +910,7 @@ class TrainingData:
                 language_tag_id=None if language is None else tokenizer.languages[language],
                 language_tag=translator["language_tag"],
                 name="the validation pairs",
+                source_vocabulary_proto=source_proto,
             )
             batching = self.batching
             if keras.config.backend() == "torch":

@@ -336,3 +336,122 @@ def test_fine_tuning_lowers_the_loss(marian):
     after = float(model.evaluate(inputs, labels, verbose=0))
     assert np.isfinite(before) and after < before - 0.5, (before, after)
     assert np.all(np.isfinite(keras.ops.convert_to_numpy(model.token_embedding.bias)))
+
+
+def _write_lines(path, lines):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_train_init_from_fine_tunes_the_converted_model(marian, tmp_path):
+    """``train --init-from`` continues from the converted model: the
+    sources are prepared with its source SentencePiece model and the
+    targets with its target one, the loss falls, and the new run
+    translates with both models."""
+    import sentencepiece as spm
+
+    from keras_transformer.data import PreparedCorpus
+    from marian_checkpoint import ENGLISH, GERMAN, corpus
+
+    _, _, _, _, run = marian
+    sources, targets = corpus(ENGLISH, 48, 7), corpus(GERMAN, 48, 8)
+    src = _write_lines(tmp_path / "train.en", sources)
+    tgt = _write_lines(tmp_path / "train.de", targets)
+    output = str(tmp_path / "tuned")
+    argv = [
+        "train", "--backend", keras.config.backend(), "--init-from", run,
+        "--train-src", src, "--train-tgt", tgt, "--valid-src", src, "--valid-tgt", tgt,
+        "--set", "bucketing=packed",
+        "--output-dir", output, "--set", "model_overrides.dropout_rate=0.0",
+        "--set", "epochs=4", "--set", "steps_per_epoch=3", "--set", "tokens_per_batch=256",
+        "--set", "max_length=32", "--set", "warmup_steps=6", "--set", "final_model=last",
+        "--set", "eval_sentences=0", "--set", "num_samples=0", "--set", "verbose=0",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    history = json.load(open(os.path.join(output, "results.json")))
+    with open(os.path.join(output, "logs", "history.csv"), encoding="utf-8") as f:
+        rows = [line.split(",") for line in f.read().split()]
+    losses = [float(row[rows[0].index("loss")]) for row in rows[1:]]
+    assert history["steps"] == 12 and len(losses) == 4
+    assert losses[-1] < losses[0] - 0.3, losses
+    # The source side was encoded with the source model, the target side
+    # with the target one (they segment the same text differently).
+    source_model = spm.SentencePieceProcessor(model_file=os.path.join(run, "source_vocab.spm"))
+    target_model = spm.SentencePieceProcessor(model_file=os.path.join(run, "vocab.spm"))
+    shard = PreparedCorpus.open(os.path.join(output, "corpus")).shard(0)
+    for side, model, text in (("source", source_model, sources), ("target", target_model, targets)):
+        ids, splits = shard.gather(np.arange(3), side)
+        assert [ids[splits[k] : splits[k + 1]].tolist() for k in range(3)] == model.encode(text[:3])
+    assert source_model.encode(sources[:3]) != target_model.encode(sources[:3])
+    # The model's architecture is the converted one (swish, output bias).
+    tuned, start = (Translator.from_directory(d).model for d in (output, run))
+    assert tuned.get_config() == dict(start.get_config(), dropout_rate=0.0)
+    assert history["final_metrics"]["val_loss"] < 20
+    # The new run is a run directory like any other.
+    assert open(os.path.join(output, "source_vocab.spm"), "rb").read() == open(
+        os.path.join(run, "source_vocab.spm"), "rb"
+    ).read()
+    inputs = _write_lines(tmp_path / "input.en", sources[:2])
+    translations = str(tmp_path / "output.de")
+    argv = ["translate", "--backend", keras.config.backend(), "--model-dir", output,
+            "--input", inputs, "--output", translations, "--max-extra-length", "5"]  # fmt: skip
+    assert main(argv) == 0
+    lines = open(translations, encoding="utf-8").read().splitlines()
+    expected = Translator.from_directory(output).translate(sources[:2], max_extra_length=5)
+    assert lines == expected
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--init-from", "MISSING"], "does not exist"),
+        (["--init-from", "MARIAN"], "is not a finished run directory"),
+        (["--init-from", "RUN", "--preset", "tiny"], "remove preset"),
+        (["--init-from", "RUN", "--set", "vocabulary_size=100"], "remove vocabulary_size"),
+        (["--init-from", "RUN", "--set", "model_overrides.num_layers=1"], "only dropout_rate"),
+    ],
+)
+def test_train_init_from_refuses_before_any_work(marian, tmp_path, capsys, flags, message):
+    directory, _, _, _, run = marian
+    names = {"MISSING": str(tmp_path / "missing"), "MARIAN": directory, "RUN": run}
+    output = tmp_path / "out"
+    src = _write_lines(tmp_path / "a.en", ["A dog."])
+    argv = ["train", "--backend", keras.config.backend(), "--train-src", src, "--train-tgt", src,
+            "--output-dir", str(output)] + [names.get(flag, flag) for flag in flags]  # fmt: skip
+    with pytest.raises(SystemExit) as raised:
+        main(argv)
+    assert raised.value.code in (1, 2)
+    error = capsys.readouterr().err.strip()
+    assert message in error and len(error.splitlines()) == 1, error
+    assert not output.exists()
+
+
+def test_preprocess_with_a_run_encodes_each_side_with_its_model(marian, tmp_path, capsys):
+    """``preprocess --vocabulary RUN`` takes the run's source model too; a
+    corpus encoded with the target model only is refused by ``--init-from``."""
+    import sentencepiece as spm
+
+    from keras_transformer.data import PreparedCorpus
+
+    _, _, _, sentences, run = marian
+    src = _write_lines(tmp_path / "a.en", sentences[:4])
+    tgt = _write_lines(tmp_path / "a.de", TARGETS + ["Ein hund."])
+    both, target_only = str(tmp_path / "both"), str(tmp_path / "target_only")
+    assert main(["preprocess", "--train-src", src, "--train-tgt", tgt, "--output", both,
+                 "--vocabulary", run]) == 0  # fmt: skip
+    vocabulary = os.path.join(run, "vocab.spm")
+    assert main(["preprocess", "--train-src", src, "--train-tgt", tgt, "--output", target_only,
+                 "--vocabulary", vocabulary]) == 0  # fmt: skip
+    source_model = spm.SentencePieceProcessor(model_file=os.path.join(run, "source_vocab.spm"))
+    for directory, model in ((both, source_model), (target_only, None)):
+        ids, splits = PreparedCorpus.open(directory).shard(0).gather(np.arange(1), "source")
+        model = model or spm.SentencePieceProcessor(model_file=vocabulary)
+        assert ids[splits[0] : splits[1]].tolist() == model.encode(sentences[0])
+    capsys.readouterr()
+    argv = ["train", "--backend", keras.config.backend(), "--init-from", run,
+            "--train-corpus", target_only, "--output-dir", str(tmp_path / "out")]  # fmt: skip
+    with pytest.raises(SystemExit):
+        main(argv)
+    error = capsys.readouterr().err.strip()
+    assert "encoded its sources with vocab.spm" in error and len(error.splitlines()) == 1, error
