@@ -480,7 +480,7 @@ def blocked_top_k(x, n):
         return values, ops.cast(indices, "int32")
     lead = tuple(ops.shape(x)[:-1])
     x = ops.reshape(x, lead + (length // block, block))
-    _, best_blocks = ops.top_k(ops.max(x, axis=-1), n)  # (..., n)
+    _, best_blocks = ops.top_k(ops.amax(x, axis=-1), n)  # (..., n)
     best_blocks = ops.cast(best_blocks, "int32")
     entries = ops.take_along_axis(x, best_blocks[..., None], axis=-2)  # (..., n, block)
     values, slots = ops.top_k(ops.reshape(entries, lead + (n * block,)), n)
@@ -696,7 +696,7 @@ def constrained_candidates(state, candidates, phrases, top_log_probs, top_beams,
     slots = ops.shape(tokens_by_slot)[1]
     met, progress = state["live_met"], state["live_progress"]
     beam_ids = ops.broadcast_to(ops.arange(k, dtype="int32")[None, :], (batch, k))
-    best_log_probs = ops.max(candidates, axis=2)
+    best_log_probs = ops.amax(candidates, axis=2)
     best_tokens = ops.cast(ops.argmax(candidates, axis=2), "int32")
     allowed = ops.logical_or(
         ops.logical_and(

@@ -25,6 +25,18 @@ CPU with the default mode.
 
 Used through `backends.compile_for_backend` (``jit_compile=True`` on torch)
 and the hooks of `search.compiled_loop_bodies`.
+
+What goes through the compiled step: every search of `generate` (beam
+search and its n-best, greedy search, sampling with its seed and filters,
+the lexically constrained beam search), with forced prefixes (a user's
+target prefix, or a target-language tag forced as the first output token;
+a source-side tag is part of the encoder's input), and an `Ensemble`,
+whose models' steps are recorded together as one graph. What does not:
+the encoder and the cache's setup (one call per batch, before the loop,
+eager), and alignments and scoring (`forced.py`: one teacher-forced
+decoder pass over the finished outputs, no loop, eager under torch as
+without ``jit_compile``). The search's outputs equal eager's, so the
+alignments computed from them do too.
 """
 
 import keras

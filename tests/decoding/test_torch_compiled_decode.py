@@ -1,0 +1,101 @@
+"""The compiled PyTorch decode (``jit_compile=True`` on torch) runs
+`Translator.translate`'s features through its compiled search step with
+eager's outputs: beam search with n-best, forced prefixes (the user's and
+a target-language tag), an ensemble of two models of different sizes,
+and alignments (a forced pass over the search's outputs). Seeded sampling
+through the compiled step is checked in ``test_decoding.py``
+(``test_torch_compiled_decode_equals_eager_without_graph_breaks``).
+
+One compiled translator serves the module (each search kind compiles one
+loop body for its batch shape); torch only.
+"""
+
+import keras
+import numpy as np
+import pytest
+
+from keras_transformer import Transformer
+from keras_transformer.data import SubwordTokenizer
+from keras_transformer.decoding import Ensemble
+from keras_transformer.models.transformer.translator import Translator
+
+pytestmark = pytest.mark.skipif(
+    keras.config.backend() != "torch", reason="torch.compile of the search step"
+)
+
+SENTENCES = ["a b c d e f g h", "a c e g", "b d f h", "h g f e d c b a"] * 10
+SOURCES = ["a b c", "h g f e", "d d", "b d f h a"]
+LANGUAGES = ["de", "fr", "fr", "de"]
+# Short outputs: the random models rarely end a sentence.
+SETTINGS = {"max_extra_length": 6, "batch_size": 4}
+
+
+@pytest.fixture(scope="module")
+def translators():
+    """An eager and a compiled translator over one ensemble (two random
+    models of different sizes, one with learned positions) of a
+    multilingual vocabulary whose tag is the output's first token."""
+    from keras_transformer.utils.private_apis import reset_torch_compiler
+
+    reset_torch_compiler()
+    tokenizer = SubwordTokenizer.train(SENTENCES, 20, languages=["de", "fr"])
+    keras.utils.set_random_seed(11)
+    models = [
+        Transformer(
+            vocabulary_size=tokenizer.vocabulary_size, num_layers=1, d_model=16,
+            num_heads=2, d_ff=32, dropout_rate=0.0,
+        ),
+        Transformer(
+            vocabulary_size=tokenizer.vocabulary_size, num_layers=2, d_model=8,
+            num_heads=2, d_ff=16, dropout_rate=0.0, positional_encoding="learned",
+            max_length=24,
+        ),
+    ]  # fmt: skip
+    ensemble = Ensemble(models, weights=[2, 1])
+    eager, compiled = (
+        Translator(ensemble, tokenizer, language_tag="target", jit_compile=jit)
+        for jit in (False, True)
+    )
+    return eager, compiled
+
+
+def _same(compiled, eager):
+    texts, scores = compiled[0], compiled[1]
+    assert texts == eager[0]
+    np.testing.assert_allclose(
+        np.asarray(scores, np.float64), np.asarray(eager[1], np.float64),
+        rtol=1e-4, atol=1e-5,
+    )
+    for extra, expected in zip(compiled[2:], eager[2:]):
+        assert extra == expected
+
+
+def _translate(translator, **kwargs):
+    return translator.translate(
+        SOURCES, target_language=LANGUAGES, return_scores=True, **SETTINGS, **kwargs
+    )
+
+
+def test_compiled_beam_nbest_prefixes_languages_alignments_ensemble(translators):
+    from keras_transformer.utils.private_apis import torch_compile_counts
+
+    eager, compiled = translators
+    arguments = dict(
+        beam_size=3, num_return=2, alpha=0.6, return_alignments=True,
+        target_prefix=["a", "", "h g", ""],
+    )  # fmt: skip
+    expected = _translate(eager, **arguments)
+    got = _translate(compiled, **arguments)
+    _same(got, expected)
+    # Each output starts with its prefix (the tag is not printed).
+    assert all(text.startswith("a") for text in got[0][0])
+    assert all(text.startswith("h g") for text in got[0][2])
+    assert all(len(a) >= 1 for row in got[2] for a in row)
+    # The search ran through one compiled graph (no break); a second call
+    # of the same shapes reuses it.
+    assert torch_compile_counts()["graph_breaks"] == 0
+    graphs = torch_compile_counts()["graphs"]
+    assert graphs == 1
+    _same(_translate(compiled, **arguments), expected)
+    assert torch_compile_counts()["graphs"] == graphs
+
