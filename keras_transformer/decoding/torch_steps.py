@@ -41,7 +41,7 @@ alignments computed from them do too.
 
 import keras
 
-from keras_transformer.utils.private_apis import trace_aten_graph
+from keras_transformer.utils.private_apis import copy_if_view, trace_aten_graph
 
 
 class TorchStepCompiler:
@@ -103,7 +103,7 @@ class TorchStepCompiler:
 
         def run(state):
             if not compiled:
-                state = keras.tree.map_structure(_without_view, state)
+                state = keras.tree.map_structure(copy_if_view, state)
                 on_gpu = any(
                     x.device.type == "cuda" for x in keras.tree.flatten(state)
                 )
@@ -113,6 +113,3 @@ class TorchStepCompiler:
 
         return run
 
-
-def _without_view(x):
-    return x.clone() if getattr(x, "_base", None) is not None else x

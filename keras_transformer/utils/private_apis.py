@@ -10,6 +10,7 @@ import contextlib
 import functools
 import gc
 import hashlib
+import re
 import sys
 
 import keras
@@ -18,10 +19,14 @@ from keras_transformer.utils.dependencies import MissingDependencyError
 
 try:
     from keras_hub.models import CausalLM
+    from keras_hub.src.utils.tensor_utils import (
+        preprocessing_function as _keras_hub_preprocessing_function,
+    )
     from keras_hub.tokenizers import SentencePieceTokenizer
 except ImportError:  # keras-hub is needed only by the keras-hub family.
     CausalLM = None
     SentencePieceTokenizer = object
+    _keras_hub_preprocessing_function = None
 
 
 # --- Keras ---
@@ -87,33 +92,143 @@ def optimizer_batch_count(optimizer):
     return int(keras.ops.convert_to_numpy(optimizer._iterations.value))
 
 
+class AutoJitCompileChoice:
+    """Mixin for a `keras.Model` that chooses what ``jit_compile="auto"``
+    resolves to: its `auto_jit_compile()`, Keras' choice unless overridden.
+
+    `Model.compile(jit_compile="auto")` and the `jit_compile` property
+    resolve "auto" with the private ``Trainer._resolve_auto_jit_compile``;
+    Keras has no public setting for it, and overriding `compile` instead
+    would stop `compile_from_config` from compiling a loaded model.
+    """
+
+    def auto_jit_compile(self):
+        """What ``jit_compile="auto"`` resolves to for this backend."""
+        return super()._resolve_auto_jit_compile()
+
+    def _resolve_auto_jit_compile(self):
+        return self.auto_jit_compile()
+
+
+_BACKEND_OPTIMIZER_MODULE = re.compile(r"keras\.src\.backend\.\w+\.optimizers")
+
+
+def portable_optimizer_modules(config):
+    """``config`` (a compile config: dicts and lists) with every optimizer
+    module of a backend pointed at the public ``keras.optimizers``.
+
+    Keras 3 serializes an optimizer created under the torch backend with its
+    backend-specific private module (``"keras.src.backend.torch.optimizers.
+    torch_adam"``), so a file saved under torch would reload under
+    TensorFlow or JAX with torch's update step and fail in `fit`; Keras has
+    no public option to save the portable name. The public classes resolve
+    to the loading backend's implementation.
+    """
+    if isinstance(config, dict):
+        module = config.get("module")
+        if isinstance(module, str) and _BACKEND_OPTIMIZER_MODULE.match(module):
+            config = dict(config, module="keras.optimizers")
+        return {key: portable_optimizer_modules(value) for key, value in config.items()}
+    if isinstance(config, list):
+        return [portable_optimizer_modules(value) for value in config]
+    return config
+
+
 # --- PyTorch ---
 
 
-def trace_tensor_operations(function, *args):
-    """The tensor operations that ``function(*args)`` runs, as a
-    ``torch.fx.GraphModule`` taking the same arguments.
+def trace_aten_graph(function, *tensors, allow_data_dependent=False):
+    """The ATen operations that ``function(*tensors)`` runs, recorded once as
+    a ``torch.fx.GraphModule`` taking the same arguments.
 
     ``make_fx`` (``torch.fx.experimental``, no public equivalent) traces at
     the dispatcher, below autograd: Python runs normally (Keras' layers,
-    ``Tensor.backward``, in-place optimizer updates) and only ATen operations
-    are recorded, backward ones included. ``tracing_mode="real"`` runs the
-    operations for real (on ``args``, which it mutates), so Python branches
-    on tensor values take the branch of these values: the caller keys its
-    graphs by such branches. Operations whose results nothing uses (the
-    values of host-side checks) are dropped.
+    name scopes and dtype policies, ``Tensor.backward``, in-place optimizer
+    updates) and only ATen operations are recorded, backward ones included.
+    ``torch.compile`` of the recorded graph then analyses only straight-line
+    graph code instead of Keras' Python. The recording runs the operations
+    for real on ``tensors`` (which it may mutate); tensors the function reads
+    that are not arguments (weights) are used by reference. Operations whose
+    results nothing uses are dropped.
+
+    A value the function reads back from a tensor into Python (a branch, a
+    host-side check) raises, unless ``allow_data_dependent``: the value of
+    this run is then fixed in the graph, so the caller keys its graphs by
+    such values or checks that the graph equals the eager function.
     """
     from torch.fx.experimental.proxy_tensor import make_fx
 
     graph_module = make_fx(
-        function, tracing_mode="real", _error_on_data_dependent_ops=False
-    )(*args)
+        function,
+        tracing_mode="real",
+        _error_on_data_dependent_ops=not allow_data_dependent,
+    )(*tensors)
     graph_module.graph.eliminate_dead_code()
     graph_module.recompile()
     return graph_module
 
 
+def copy_if_view(tensor):
+    """``tensor``, copied when it is a view of another tensor's storage.
+
+    torch has no public test of whether a tensor is a view: ``Tensor._base``
+    (described in torch's documentation of tensor views) is private by name.
+    """
+    return tensor.clone() if getattr(tensor, "_base", None) is not None else tensor
+
+
+def reset_torch_compiler():
+    """Forgets every ``torch.compile`` compilation and zeroes the counters
+    that `torch_compile_counts` reads (``torch._dynamo``'s counters, which
+    no public API clears)."""
+    import torch
+
+    torch.compiler.reset()
+    torch._dynamo.utils.counters.clear()
+
+
+def torch_compile_counts():
+    """What ``torch.compile`` did since `reset_torch_compiler`, from
+    ``torch._dynamo``'s counters (no public API reports them): a dict of
+    ``graph_breaks``, ``graphs`` (distinct compiled graphs) and ``frames``
+    (function compilations, recompilations included)."""
+    import torch
+
+    counters = torch._dynamo.utils.counters
+    return {
+        "graph_breaks": sum(counters["graph_break"].values()),
+        "graphs": counters["stats"]["unique_graphs"],
+        "frames": counters["frames"]["ok"],
+    }
+
+
+def traceable_all_reduce_sum(tensor):
+    """``tensor`` summed over the default process group, as a new tensor,
+    through ``torch.distributed._functional_collectives``: ``make_fx`` and
+    ``torch.compile`` record it as an operator of the graph (the public
+    in-place ``torch.distributed.all_reduce`` is recorded with the process
+    group as an opaque object that ``torch.compile`` rejects)."""
+    import torch.distributed as dist
+    import torch.distributed._functional_collectives as collectives
+
+    return collectives.wait_tensor(
+        collectives.all_reduce(tensor, "sum", dist.group.WORLD)
+    )
+
+
 # --- keras-hub ---
+
+
+def preprocessing_function(function):
+    """keras-hub's decorator of a preprocessor's ``call`` (or
+    ``generate_preprocess``): inputs are converted to TensorFlow tensors on
+    the CPU and the outputs back to the backend's, outside ``tf.data``, as
+    every keras-hub preprocessor does. keras-hub does not export it
+    (``keras_hub.src.utils.tensor_utils``); without TensorFlow it returns
+    ``function`` unchanged."""
+    if _keras_hub_preprocessing_function is None:
+        return function
+    return _keras_hub_preprocessing_function(function)
 
 
 def compile_task_without_sampler(task, **kwargs):
@@ -233,63 +348,3 @@ def make_tf_sentencepiece_tokenizer(proto):
     tokenizer = tf_text.SentencepieceTokenizer(model=proto, out_type=tf.int32)
     tokenizer._model_resource = _shared_model_resource_class()(proto)
     return tokenizer
-
-
-# --- PyTorch (compiled decoding) ---
-
-
-def trace_aten_graph(function, *tensors):
-    """``function(*tensors)`` recorded once as a ``torch.fx.GraphModule`` of
-    ATen operations (``make_fx`` of ``torch.fx.experimental``).
-
-    ``torch.compile``'s bytecode analysis of a Keras decoding step spends
-    most of its time in Keras' Python (layer calls, name scopes, dtype
-    policies); recording the ATen operations the step runs takes one
-    eager step, and compiling the recorded graph then analyses only the
-    straight-line graph code. No public torch API records a function that
-    way. The recording runs on the real ``tensors``: a value the function
-    turns into a Python number is fixed in the graph (its callers check
-    that compiled decoding equals eager decoding); tensors it reads that
-    are not arguments (weights) are used by reference.
-    """
-    from torch.fx.experimental.proxy_tensor import make_fx
-
-    return make_fx(function)(*tensors)
-
-
-def reset_torch_compiler():
-    """Forgets every ``torch.compile`` compilation and zeroes the counters
-    that `torch_compile_counts` reads (``torch._dynamo``)."""
-    import torch
-
-    torch._dynamo.reset()
-    torch._dynamo.utils.counters.clear()
-
-
-def torch_compile_counts():
-    """What ``torch.compile`` did since `reset_torch_compiler`, from
-    ``torch._dynamo``'s counters (no public API reports them): a dict of
-    ``graph_breaks``, ``graphs`` (distinct compiled graphs) and ``frames``
-    (function compilations, recompilations included)."""
-    import torch
-
-    counters = torch._dynamo.utils.counters
-    return {
-        "graph_breaks": sum(counters["graph_break"].values()),
-        "graphs": counters["stats"]["unique_graphs"],
-        "frames": counters["frames"]["ok"],
-    }
-
-
-def traceable_all_reduce_sum(tensor):
-    """``tensor`` summed over the default process group, as a new tensor,
-    through ``torch.distributed._functional_collectives``: ``make_fx`` and
-    ``torch.compile`` record it as an operator of the graph (the public
-    in-place ``torch.distributed.all_reduce`` is recorded with the process
-    group as an opaque object that ``torch.compile`` rejects)."""
-    import torch.distributed as dist
-    import torch.distributed._functional_collectives as collectives
-
-    return collectives.wait_tensor(
-        collectives.all_reduce(tensor, "sum", dist.group.WORLD)
-    )

@@ -46,7 +46,7 @@ import keras
 from keras_transformer.layers.token_checks import check_model_arrays
 from keras_transformer.utils.private_apis import (
     optimizer_batch_count,
-    trace_tensor_operations,
+    trace_aten_graph,
 )
 
 
@@ -162,7 +162,7 @@ class CompiledTorchTrainStep:
             variable.value.detach().clone().requires_grad_(variable.trainable)
             for variable in variables
         ]
-        graph = trace_tensor_operations(train_step, copies, batch)
+        graph = trace_aten_graph(train_step, copies, batch, allow_data_dependent=True)
         return torch.compile(graph, fullgraph=True, dynamic=False, backend=self.backend)
 
 

@@ -1,7 +1,5 @@
 """The encoder-decoder Transformer as a functional `keras.Model` (paper §3)."""
 
-import re
-
 import keras
 from keras import ops
 
@@ -34,6 +32,10 @@ from keras_transformer.models.transformer.torch_train_step import (
 )
 from keras_transformer.models.transformer.transformer_backbone import (
     TransformerBackbone,
+)
+from keras_transformer.utils.private_apis import (
+    AutoJitCompileChoice,
+    portable_optimizer_modules,
 )
 from keras_transformer.utils.validation import check_choice, check_int, check_rate
 
@@ -79,21 +81,8 @@ def _check_arguments(
     return source_vocabulary_size
 
 
-def _portable_optimizer_modules(config):
-    if isinstance(config, dict):
-        module = config.get("module")
-        if isinstance(module, str) and re.match(
-            r"keras\.src\.backend\.\w+\.optimizers", module
-        ):
-            config = dict(config, module="keras.optimizers")
-        return {key: _portable_optimizer_modules(value) for key, value in config.items()}
-    if isinstance(config, list):
-        return [_portable_optimizer_modules(value) for value in config]
-    return config
-
-
 @keras.saving.register_keras_serializable(package="keras_transformer")
-class Transformer(TokenIdCheckedModel, TransformerBackbone):
+class Transformer(AutoJitCompileChoice, TokenIdCheckedModel, TransformerBackbone):
     """The Transformer of "Attention Is All You Need" (Vaswani et al., 2017).
 
     A functional `keras.Model` built from `keras.Input`s and a keras-hub
@@ -653,13 +642,13 @@ class Transformer(TokenIdCheckedModel, TransformerBackbone):
             )
         return self.predict_function
 
-    def _resolve_auto_jit_compile(self):
+    def auto_jit_compile(self):
         # Keras resolves jit_compile="auto" to eager under PyTorch; the
         # package's compiled step is the "auto" choice where it pays
         # (`compiled_by_default`). Other backends keep Keras' choice.
         if keras.config.backend() == "torch":
             return compiled_by_default()
-        return super()._resolve_auto_jit_compile()
+        return super().auto_jit_compile()
 
     def _torch_compiled(self):
         return keras.config.backend() == "torch" and bool(self.jit_compile)
@@ -679,13 +668,9 @@ class Transformer(TokenIdCheckedModel, TransformerBackbone):
     # --- configuration ---
 
     def get_compile_config(self):
-        # Keras 3 serializes an optimizer created under the torch backend with
-        # its backend-specific module ("keras.src.backend.torch.optimizers.
-        # torch_adam"), so a file saved under torch would reload under
-        # TensorFlow or JAX with torch's update step and fail in `fit`. Point
-        # such entries back at the public `keras.optimizers` classes, which
-        # resolve to the loading backend's implementation.
-        config = _portable_optimizer_modules(super().get_compile_config())
+        # An optimizer saved under one backend reloads under any other
+        # (see `portable_optimizer_modules`).
+        config = portable_optimizer_modules(super().get_compile_config())
         # Keras records `jit_compile` resolved for the saving backend ("auto"
         # -> True under JAX, False under torch), so JAX's True made a torch
         # reload train through torch.compile (over a minute of compilation on
@@ -695,8 +680,7 @@ class Transformer(TokenIdCheckedModel, TransformerBackbone):
         # (jit_compile=False under JAX, ...) is kept. (Overriding `compile`
         # to remember the argument would stop Keras from compiling a loaded
         # model: `compile_from_config` skips models with their own compile.)
-        resolve = getattr(self, "_resolve_auto_jit_compile", None)
-        if config and resolve is not None and config.get("jit_compile") == resolve():
+        if config and config.get("jit_compile") == self.auto_jit_compile():
             config["jit_compile"] = "auto"
         return config
 

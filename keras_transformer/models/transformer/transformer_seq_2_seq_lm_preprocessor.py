@@ -1,16 +1,26 @@
 """`TransformerSeq2SeqLMPreprocessor`: string pairs -> ``(x, y, sample_weight)``."""
 
+import sys
+
 import keras
 import numpy as np
 from keras_hub.layers import StartEndPacker
 from keras_hub.models import Seq2SeqLMPreprocessor
-from keras_hub.src.utils.tensor_utils import preprocessing_function, tf
 
 from keras_transformer.models.transformer.transformer import Transformer
 from keras_transformer.models.transformer.transformer_tokenizer import (
     TransformerTokenizer,
 )
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from keras_transformer.utils.private_apis import preprocessing_function
+
+
+def _tensorflow_of(x):
+    """TensorFlow when ``x`` is one of its tensors (inside ``tf.data``, or
+    converted by `preprocessing_function`), else None; TensorFlow is not
+    imported for the check."""
+    tf = sys.modules.get("tensorflow")
+    return tf if tf is not None and tf.is_tensor(x) else None
 
 
 def _without_end_token(token_ids):
@@ -20,10 +30,21 @@ def _without_end_token(token_ids):
     than the padded length; its label is padding, so the loss is the same,
     but the model inputs would differ from `make_dataset`'s.)
     """
-    if tf is not None and tf.is_tensor(token_ids):
+    tf = _tensorflow_of(token_ids)
+    if tf is not None:
         return tf.where(tf.equal(token_ids, EOS_ID), tf.zeros_like(token_ids), token_ids)
     token_ids = np.asarray(token_ids)
     return np.where(token_ids == EOS_ID, np.zeros_like(token_ids), token_ids)
+
+
+def _empty_text_like(text):
+    """Empty decoder prompts, one per string of ``text``."""
+    tf = _tensorflow_of(text)
+    if tf is not None:
+        return tf.fill(tf.shape(text), "")
+    if isinstance(text, (str, bytes)):
+        return ""
+    return [""] * len(text)
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
@@ -189,7 +210,7 @@ class TransformerSeq2SeqLMPreprocessor(Seq2SeqLMPreprocessor):
             encoder_text, decoder_text = x["encoder_text"], x["decoder_text"]
         else:
             encoder_text = x
-            decoder_text = self._empty_decoder_text(encoder_text)
+            decoder_text = _empty_text_like(encoder_text)
         encoder_sequence_length = (
             encoder_sequence_length or self.encoder_sequence_length
         )
