@@ -1,6 +1,6 @@
 """Keras layers of the Transformer, one concept per module."""
 
-from keras_transformer.layers.attention import MultiHeadAttention
+from keras_transformer.layers.attention import AttentionOutput, MultiHeadAttention
 from keras_transformer.layers.decoder import TransformerDecoderLayer
 from keras_transformer.layers.embedding import TokenEmbedding
 from keras_transformer.layers.encoder import TransformerEncoderLayer
@@ -14,6 +14,7 @@ from keras_transformer.layers.positional_encoding import (
 from keras_transformer.layers.token_checks import validate_token_ids
 
 __all__ = [
+    "AttentionOutput",
     "LearnedPositionalEmbedding",
     "MultiHeadAttention",
     "PaddingMask",

@@ -1,6 +1,7 @@
 """Multi-head scaled dot-product attention (paper §3.2)."""
 
 import math
+from typing import Any, NamedTuple
 
 import keras
 from keras import ops
@@ -10,6 +11,16 @@ from keras_transformer.layers.masks import causal_mask, merge_attention_masks
 PROJECTION_LAYOUTS = ("head_major", "qkv_major")
 # The layout of models saved before `projection_layout` existed.
 LEGACY_PROJECTION_LAYOUT = "qkv_major"
+
+
+def with_legacy_projection_layout(config):
+    """A copy of ``config`` (of a layer or model that takes
+    ``projection_layout``) that loads files saved before the option existed:
+    their fused kernels are ``[Q | K | V]`` ("qkv_major"). Every
+    ``from_config`` of such a class passes its config through here."""
+    config = dict(config)
+    config.setdefault("projection_layout", LEGACY_PROJECTION_LAYOUT)
+    return config
 
 
 def check_projection_layout(projection_layout):
@@ -33,6 +44,23 @@ def fused_attention_supported(dtype):
     import jax
 
     return jax.default_backend() != "cpu"
+
+
+class AttentionOutput(NamedTuple):
+    """What `MultiHeadAttention` returns, whatever its arguments.
+
+    Attributes:
+        outputs: float ``(batch, query_length, d_model)``.
+        cache: the key/value cache when one was given (written at
+            ``cache_index`` for self-attention, unchanged for encoder-decoder
+            attention), else None.
+        attention_scores: the attention weights ``(batch, num_heads,
+            query_length, key_length)`` when requested, else None.
+    """
+
+    outputs: Any
+    cache: Any = None
+    attention_scores: Any = None
 
 
 def _head_major(key_value):
@@ -78,7 +106,13 @@ class MultiHeadAttention(keras.layers.Layer):
     the new keys/values into the cache at ``cache_index`` and attends to the
     positions ``<= cache_index + t``; encoder-decoder attention reads the
     cache built once by `compute_key_value_cache` and leaves it unchanged.
-    The layer then returns ``(outputs, cache)``.
+
+    The layer returns one structure whatever its arguments, an
+    `AttentionOutput` ``(outputs, cache, attention_scores)`` whose ``cache``
+    and ``attention_scores`` are None when not asked for. (Keras refuses
+    None among a functional model's layer outputs: in a functional model,
+    call the layer inside another layer, as the encoder and decoder layers
+    do.)
 
     Args:
         d_model: int. Model width; inputs and outputs have this last dim.
@@ -106,14 +140,21 @@ class MultiHeadAttention(keras.layers.Layer):
         cache: optional key/value cache, see above.
         cache_index: int scalar (tensor or Python int); the position of the
             first query token inside the self-attention cache.
-        return_attention_scores: bool. Also return the attention weights
-            ``(batch, num_heads, query_length, key_length)``.
+        return_attention_scores: bool. Also compute the attention weights
+            ``(batch, num_heads, query_length, key_length)`` (the output's
+            ``attention_scores``).
+
+    Returns:
+        An `AttentionOutput` ``(outputs, cache, attention_scores)``.
 
     Example:
     >>> attention = MultiHeadAttention(d_model=64, num_heads=4)
     >>> x = np.random.rand(2, 5, 64).astype("float32")
-    >>> attention(x, use_causal_mask=True).shape
+    >>> attention(x, use_causal_mask=True).outputs.shape
     (2, 5, 64)
+    >>> outputs, cache, scores = attention(x, return_attention_scores=True)
+    >>> cache is None, scores.shape
+    (True, (2, 4, 5, 5))
 
     References:
         Vaswani et al., 2017, "Attention Is All You Need", §3.2.
@@ -310,13 +351,9 @@ class MultiHeadAttention(keras.layers.Layer):
             outputs, (ops.shape(q)[0], query_length, self.d_model)
         )
         outputs = self.output_dense(outputs)
-
-        results = (outputs,)
-        if return_attention_scores:
-            results += (scores,)
-        if cache is not None:
-            results += (cache,)
-        return results[0] if len(results) == 1 else results
+        if not return_attention_scores:
+            scores = None  # computed by the explicit path, not asked for
+        return AttentionOutput(outputs, cache, scores)
 
     def _check_cache(self, cache):
         shape = tuple(cache.shape)
@@ -422,7 +459,4 @@ class MultiHeadAttention(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config):
-        # Configs saved before `projection_layout` existed used [Q | K | V].
-        config = dict(config)
-        config.setdefault("projection_layout", LEGACY_PROJECTION_LAYOUT)
-        return super().from_config(config)
+        return super().from_config(with_legacy_projection_layout(config))

@@ -116,11 +116,10 @@ class TransformerDecoderLayer(TransformerLayerBase):
                 "Cached decoding needs both self_attention_cache and "
                 "cross_attention_cache."
             )
-        scores = {}
         x = decoder_sequence
 
         block = self._self_block
-        result = self.self_attention(
+        self_attention = self.self_attention(
             block.sublayer_input(x),
             padding_mask=decoder_padding_mask,
             attention_mask=decoder_attention_mask,
@@ -130,16 +129,10 @@ class TransformerDecoderLayer(TransformerLayerBase):
             return_attention_scores=return_attention_scores,
             training=training,
         )
-        result = list(result) if isinstance(result, (tuple, list)) else [result]
-        attention = result.pop(0)
-        if return_attention_scores:
-            scores["self_attention"] = result.pop(0)
-        if use_cache:
-            self_attention_cache = result.pop(0)
-        x = block.output(x, attention, training)
+        x = block.output(x, self_attention.outputs, training)
 
         block = self._cross_block
-        result = self.cross_attention(
+        cross_attention = self.cross_attention(
             block.sublayer_input(x),
             key_value=encoder_sequence,
             padding_mask=encoder_padding_mask,
@@ -148,20 +141,19 @@ class TransformerDecoderLayer(TransformerLayerBase):
             return_attention_scores=return_attention_scores,
             training=training,
         )
-        result = list(result) if isinstance(result, (tuple, list)) else [result]
-        attention = result.pop(0)
-        if return_attention_scores:
-            scores["cross_attention"] = result.pop(0)
-        x = block.output(x, attention, training)
+        x = block.output(x, cross_attention.outputs, training)
 
         block = self._feed_forward_block
         x = block.output(x, self.feed_forward(block.sublayer_input(x)), training)
 
         outputs = (x,)
         if return_attention_scores:
-            outputs += (scores,)
+            outputs += ({
+                "self_attention": self_attention.attention_scores,
+                "cross_attention": cross_attention.attention_scores,
+            },)
         if use_cache:
-            outputs += (self_attention_cache,)
+            outputs += (self_attention.cache,)
         return outputs[0] if len(outputs) == 1 else outputs
 
     def compute_output_shape(self, decoder_sequence_shape, encoder_sequence_shape=None):

@@ -85,13 +85,11 @@ class TransformerEncoderLayer(TransformerLayerBase):
             return_attention_scores=return_attention_scores,
             training=training,
         )
-        if return_attention_scores:
-            attention, scores = attention
-        x = block.output(x, attention, training)
+        x = block.output(x, attention.outputs, training)
         block = self._feed_forward_block
         x = block.output(x, self.feed_forward(block.sublayer_input(x)), training)
         if return_attention_scores:
-            return x, scores
+            return x, attention.attention_scores
         return x
 
     def compute_output_shape(self, encoder_sequence_shape):

@@ -3,8 +3,8 @@
 import keras
 
 from keras_transformer.layers.attention import (
-    LEGACY_PROJECTION_LAYOUT,
     MultiHeadAttention,
+    with_legacy_projection_layout,
 )
 from keras_transformer.layers.feed_forward import PositionwiseFeedForward
 
@@ -111,10 +111,7 @@ class TransformerLayerBase(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config):
-        # Configs saved before `projection_layout` existed used [Q | K | V].
-        config = dict(config)
-        config.setdefault("projection_layout", LEGACY_PROJECTION_LAYOUT)
-        return super().from_config(config)
+        return super().from_config(with_legacy_projection_layout(config))
 
     def _feed_forward(self):
         return PositionwiseFeedForward(

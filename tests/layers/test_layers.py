@@ -19,9 +19,39 @@ def random_inputs(*shape):
 # --- MultiHeadAttention ---------------------------------------------------
 
 
+@keras.saving.register_keras_serializable(package="keras_transformer_tests")
+class AttentionOutputs(layers.MultiHeadAttention):
+    """`MultiHeadAttention` returning its ``outputs`` alone: a functional
+    model's layer outputs must all be tensors, and the attention's
+    `AttentionOutput` holds None where no cache or weights were asked for."""
+
+    def call(self, *args, **kwargs):
+        return super().call(*args, **kwargs).outputs
+
+
+def test_attention_returns_one_structure_whatever_its_arguments():
+    attention = layers.MultiHeadAttention(d_model=D, num_heads=H)
+    x = random_inputs(B, T, D)
+    plain = attention(x)
+    assert isinstance(plain, layers.AttentionOutput)
+    assert plain.cache is None and plain.attention_scores is None
+    scored = attention(x, return_attention_scores=True)
+    assert scored.cache is None and tuple(scored.attention_scores.shape) == (B, H, T, T)
+    cache = ops.zeros((B, 2, H, T, D // H))
+    cached = attention(x[:, :1], cache=cache, cache_index=0)
+    assert cached.attention_scores is None
+    assert tuple(cached.cache.shape) == tuple(cache.shape)
+    both = attention(x[:, :1], cache=cache, cache_index=0, return_attention_scores=True)
+    assert both.cache is not None and both.attention_scores is not None
+    for result in (plain, scored, cached, both):
+        assert tuple(result.outputs.shape)[-1] == D
+
+
 def test_attention_layer_checks():
+    # The attention's computation through the common checks (config,
+    # symbolic call, saved model, fit step, mixed precision).
     run_layer_checks(
-        layers.MultiHeadAttention,
+        AttentionOutputs,
         {"d_model": D, "num_heads": H},
         random_inputs(B, T, D),
         {"use_causal_mask": True},
@@ -42,8 +72,8 @@ def test_attention_fused_path_matches_explicit_weights():
     attention = layers.MultiHeadAttention(d_model=D, num_heads=H)
     x = random_inputs(B, T, D)
     mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
-    fused = attention(x, padding_mask=mask, use_causal_mask=True)
-    explicit, weights = attention(
+    fused = attention(x, padding_mask=mask, use_causal_mask=True).outputs
+    explicit, _, weights = attention(
         x, padding_mask=mask, use_causal_mask=True, return_attention_scores=True
     )
     np.testing.assert_allclose(to_numpy(fused), to_numpy(explicit), atol=1e-5)
@@ -71,7 +101,7 @@ def test_attention_matches_reference_formula(layout):
         d_model=D, num_heads=H, self_attention=False, projection_layout=layout
     )
     q, kv = random_inputs(B, T, D), random_inputs(B, S, D)
-    out = to_numpy(attention(q, kv))
+    out = to_numpy(attention(q, kv).outputs)
     wq, bq = (to_numpy(w) for w in attention.query_dense.weights)
     wkv, bkv = (to_numpy(w) for w in attention.key_value_dense.weights)
     wo, bo = (to_numpy(w) for w in attention.output_dense.weights)
@@ -89,7 +119,7 @@ def test_fully_masked_rows_are_finite_in_outputs_and_gradients():
     query = keras.Input((T, D))
     key_value = keras.Input((S, D))
     mask = keras.Input((S,), dtype="bool")
-    attention = layers.MultiHeadAttention(d_model=D, num_heads=H, self_attention=False)
+    attention = AttentionOutputs(d_model=D, num_heads=H, self_attention=False)
     model = keras.Model([query, key_value, mask], attention(query, key_value, padding_mask=mask))
     model.compile(optimizer="sgd", loss="mse")
     padding = np.ones((B, S), bool)
@@ -110,7 +140,7 @@ def test_self_attention_matches_reference_formula(layout):
         d_model=D, num_heads=H, projection_layout=layout
     )
     x = random_inputs(B, T, D)
-    out = to_numpy(attention(x, use_causal_mask=True))
+    out = to_numpy(attention(x, use_causal_mask=True).outputs)
     w, b = (to_numpy(v) for v in attention.qkv_dense.weights)
     wo, bo = (to_numpy(v) for v in attention.output_dense.weights)
     Q, K, V = _split_reference(x @ w + b, 3, layout)
@@ -158,7 +188,7 @@ def test_float16_logits_that_fit_after_scaling_do_not_overflow(fused):
     )
     attention.output_dense.set_weights([identity, np.zeros(d, "float32")])
     result = attention(x, x, return_attention_scores=not fused)
-    out = to_numpy(ops.cast(result if fused else result[0], "float32"))
+    out = to_numpy(ops.cast(result.outputs, "float32"))
     logits = np.einsum("btd,bsd->bts", 60 * x, 60 * x) / math.sqrt(d)
     weights = np.exp(logits - logits.max(-1, keepdims=True))
     weights /= weights.sum(-1, keepdims=True)
@@ -173,14 +203,14 @@ def test_attention_cache_step_by_step_equals_one_shot(self_attention):
     x = random_inputs(B, T, D)
     memory = random_inputs(B, S, D)
     if self_attention:
-        one_shot = to_numpy(attention(x, use_causal_mask=True))
+        one_shot = to_numpy(attention(x, use_causal_mask=True).outputs)
         cache = ops.zeros((B, 2, H, T + 3, D // H))  # longer than needed
     else:
-        one_shot = to_numpy(attention(x, memory))
+        one_shot = to_numpy(attention(x, memory).outputs)
         cache = attention.compute_key_value_cache(memory)
     steps = []
     for t in range(T):
-        out, cache = attention(x[:, t : t + 1], cache=cache, cache_index=t)
+        out, cache, _ = attention(x[:, t : t + 1], cache=cache, cache_index=t)
         steps.append(to_numpy(out))
     np.testing.assert_allclose(np.concatenate(steps, axis=1), one_shot, atol=1e-5)
 
@@ -199,13 +229,13 @@ def test_shared_cross_attention_cache_serves_every_beam(steps):
     x = random_inputs(B * g, steps, D)
     # Each row attending to its sentence's memory directly (builds the layer).
     direct = attention(x, np.repeat(memory, g, axis=0),
-                       padding_mask=np.repeat(padding, g, axis=0))
+                       padding_mask=np.repeat(padding, g, axis=0)).outputs
     cache = attention.compute_key_value_cache(memory)
     tiled = ops.repeat(cache, g, axis=0)
-    expected, _ = attention(
+    expected = attention(
         x, padding_mask=np.repeat(padding, g, axis=0), cache=tiled
-    )
-    shared, returned = attention(x, padding_mask=padding, cache=cache)
+    ).outputs
+    shared, returned, _ = attention(x, padding_mask=padding, cache=cache)
     np.testing.assert_allclose(to_numpy(shared), to_numpy(expected), atol=1e-5)
     assert tuple(returned.shape) == tuple(cache.shape)
     np.testing.assert_allclose(to_numpy(shared), to_numpy(direct), atol=1e-5)

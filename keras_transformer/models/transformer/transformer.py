@@ -4,8 +4,8 @@ import keras
 from keras import ops
 
 from keras_transformer.layers.attention import (
-    LEGACY_PROJECTION_LAYOUT,
     check_projection_layout,
+    with_legacy_projection_layout,
 )
 from keras_transformer.layers.decoder import TransformerDecoderLayer
 from keras_transformer.layers.embedding import TokenEmbedding
@@ -717,9 +717,7 @@ class Transformer(AutoJitCompileChoice, TokenIdCheckedModel, TransformerBackbone
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
+        config = with_legacy_projection_layout(config)
         if "dtype" in config and isinstance(config["dtype"], dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
-        # Configs saved before `projection_layout` existed used [Q | K | V].
-        config.setdefault("projection_layout", LEGACY_PROJECTION_LAYOUT)
         return cls(**config)
