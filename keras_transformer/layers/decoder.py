@@ -116,11 +116,9 @@ class TransformerDecoderLayer(TransformerLayerBase):
                 "Cached decoding needs both self_attention_cache and "
                 "cross_attention_cache."
             )
-        x = decoder_sequence
-
-        block = self._self_block
-        self_attention = self.self_attention(
-            block.sublayer_input(x),
+        x, self_attention = self._self_block.attend(
+            decoder_sequence,
+            self.self_attention,
             padding_mask=decoder_padding_mask,
             attention_mask=decoder_attention_mask,
             use_causal_mask=True,
@@ -129,11 +127,9 @@ class TransformerDecoderLayer(TransformerLayerBase):
             return_attention_scores=return_attention_scores,
             training=training,
         )
-        x = block.output(x, self_attention.outputs, training)
-
-        block = self._cross_block
-        cross_attention = self.cross_attention(
-            block.sublayer_input(x),
+        x, cross_attention = self._cross_block.attend(
+            x,
+            self.cross_attention,
             key_value=encoder_sequence,
             padding_mask=encoder_padding_mask,
             attention_mask=encoder_attention_mask,
@@ -141,10 +137,7 @@ class TransformerDecoderLayer(TransformerLayerBase):
             return_attention_scores=return_attention_scores,
             training=training,
         )
-        x = block.output(x, cross_attention.outputs, training)
-
-        block = self._feed_forward_block
-        x = block.output(x, self.feed_forward(block.sublayer_input(x)), training)
+        x = self._feed_forward_block.feed_forward(x, self.feed_forward, training)
 
         outputs = (x,)
         if return_attention_scores:

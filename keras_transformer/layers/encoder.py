@@ -76,18 +76,15 @@ class TransformerEncoderLayer(TransformerLayerBase):
         training=None,
         encoder_attention_mask=None,
     ):
-        x = encoder_sequence
-        block = self._attention_block
-        attention = self.self_attention(
-            block.sublayer_input(x),
+        x, attention = self._attention_block.attend(
+            encoder_sequence,
+            self.self_attention,
             padding_mask=encoder_padding_mask,
             attention_mask=encoder_attention_mask,
             return_attention_scores=return_attention_scores,
             training=training,
         )
-        x = block.output(x, attention.outputs, training)
-        block = self._feed_forward_block
-        x = block.output(x, self.feed_forward(block.sublayer_input(x)), training)
+        x = self._feed_forward_block.feed_forward(x, self.feed_forward, training)
         if return_attention_scores:
             return x, attention.attention_scores
         return x

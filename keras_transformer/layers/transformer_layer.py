@@ -42,6 +42,17 @@ class ResidualBlock:
         y = x + self.dropout(sublayer_output, training=training)
         return y if self.pre else self.layer_norm(y)
 
+    def attend(self, x, attention, training=None, **kwargs):
+        """``x`` through the `MultiHeadAttention` ``attention`` (called with
+        ``kwargs``) and this block: the new ``x`` and the attention's
+        `AttentionOutput`."""
+        result = attention(self.sublayer_input(x), training=training, **kwargs)
+        return self.output(x, result.outputs, training), result
+
+    def feed_forward(self, x, feed_forward, training=None):
+        """``x`` through the feed-forward sub-layer and this block."""
+        return self.output(x, feed_forward(self.sublayer_input(x)), training)
+
 
 def make_layer_norm(owner, name, shape):
     layer_norm = keras.layers.LayerNormalization(
