@@ -25,8 +25,8 @@ class AttentionOutputs(layers.MultiHeadAttention):
     model's layer outputs must all be tensors, and the attention's
     `AttentionOutput` holds None where no cache or weights were asked for."""
 
-    def call(self, *args, **kwargs):
-        return super().call(*args, **kwargs).outputs
+    def call(self, query, key_value=None, **kwargs):
+        return super().call(query, key_value, **kwargs).outputs
 
 
 def test_attention_returns_one_structure_whatever_its_arguments():
