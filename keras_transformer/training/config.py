@@ -24,40 +24,32 @@ The command line builds its ``train`` flags from the fields' metadata
 """
 
 import dataclasses
-import functools
 import json
 import os
-import typing
 
 import yaml
 
 from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
-from keras_transformer.models.transformer.transformer import Transformer
-from keras_transformer.models.transformer.transformer_presets import (
-    PRESETS,
-    constructor_argument_names,
+from keras_transformer.training.config_fields import (
+    CheckpointFields,
+    DataFields,
+    DecodingFields,
+    ModelFields,
+    OptimizationFields,
+    RuntimeFields,
 )
-from keras_transformer.special_tokens import (
-    LANGUAGE_TAG_POSITIONS,
-    RESERVED_PIECES,
-    check_languages,
+from keras_transformer.training.config_values import (  # noqa: F401 (imported from here)
+    BACKENDS,
+    BUCKETINGS,
+    FINAL_MODELS,
+    KEEP_BEST,
+    ConfigTypeError,
+    base_type,
+    check_type,
+    takes_list,
 )
-from keras_transformer.training.distribution import DISTRIBUTIONS
 from keras_transformer.utils.run_files import CONFIG_FILENAME, SOURCE_VOCABULARY_FILENAME
-from keras_transformer.utils.validation import (
-    check_choice,
-    check_int,
-    check_number,
-    check_rate,
-)
-
-BACKENDS = ("tensorflow", "jax", "torch")
-# A side of a corpus: a path or glob pattern, or a list of them.
-_Files = typing.Union[str, typing.List[str], None]
-KEEP_BEST = ("bleu", "loss")
-FINAL_MODELS = ("last", "best", "average")
-BUCKETINGS = ("separate", "joint", "packed")
 
 # Settings of the embedded default task (no data arguments). Chosen so that
 # `keras-transformer train` reaches >= 99.5% exact match on the 1000 held-out
@@ -95,475 +87,44 @@ USER_DATA_SETTINGS = dict(
     average_last_n=5,
 )
 
-_AUTO = "auto: depends on the data (default task or your files)"
 # The keys that ``init_from`` decides (the model's architecture and its
 # vocabulary), and the model arguments a continued run may still set.
 INIT_FROM_KEEPS = ("preset", "vocabulary_size")
 INIT_FROM_OVERRIDES = ("dropout_rate",)
 
 
-def _field(default, doc, check=None, **metadata):
-    """A field with its one-line ``doc`` (the CLI's help), its value check
-    and CLI metadata.
-
-    Args:
-        default: the default value.
-        doc: str. One line: ``keras-transformer train --help`` and the
-            reference in docs/training.md print it.
-        check: a function ``(key, value)`` that raises a ValueError naming
-            the key when the value is out of range (the type is checked from
-            the annotation before). None: any value of the type.
-        **metadata: ``flags`` (extra flag spellings), ``metavar``,
-            ``cli=False`` (no flag; ``--set`` still works).
-    """
-    if check is not None:
-        metadata["check"] = check
-    return dataclasses.field(default=default, metadata=dict(metadata, doc=doc))
-
-
-# --- value checks of single fields (``check`` metadata) ---
-
-
-def _positive(name, value):
-    """None, or a finite number > 0 (counts of updates, tokens, minutes)."""
-    if value is None:
-        return
-    check_number(name, value)
-    if value <= 0:
-        raise ValueError(f"{name} must be positive. Received: {name}={value!r}")
-
-
-def _int_at_least(minimum, allow_none=True):
-    """An int >= ``minimum`` (or None, with ``allow_none``)."""
-    return functools.partial(check_int, minimum=minimum, allow_none=allow_none)
-
-
-def _one_of(*choices):
-    return functools.partial(check_choice, choices=choices)
-
-
-def _check_preset(name, value):
-    if value is not None and value not in PRESETS:
-        raise ValueError(f"Unknown preset {value!r}. Available presets: {sorted(PRESETS)}")
-
-
-def _check_model_overrides(name, value):
-    """Keyword arguments of `Transformer`, the vocabulary size excepted."""
-    for key in value:
-        if not isinstance(key, str):
-            raise ConfigTypeError(f"{name} keys must be str. Received: {key!r}")
-    if "vocabulary_size" in value:
-        raise ValueError(
-            f"{name} must not set vocabulary_size: the model's vocabulary is the "
-            "tokenizer's. Set the top-level vocabulary_size instead."
-        )
-    valid = constructor_argument_names(Transformer)
-    unknown = sorted(set(value) - set(valid))
-    if unknown:
-        raise ValueError(
-            f"Unknown model argument(s) in {name}: {unknown}. "
-            f"Valid arguments: {sorted(valid)}"
-        )
-
-
-def _check_vocabulary_size(name, value):
-    """None, or more pieces than the reserved ones (PAD, UNK, BOS, EOS)."""
-    if value is not None and value <= len(RESERVED_PIECES):
-        raise ValueError(
-            f"{name} must exceed the {len(RESERVED_PIECES)} reserved pieces. "
-            f"Received: {name}={value}"
-        )
-
-
-def _check_target_languages(name, value):
-    if value is not None:
-        check_languages(value, name)
-
-
-def _check_decay(name, value):
-    """None, or a moving-average decay in (0, 1)."""
-    if value is None:
-        return
-    check_number(name, value)
-    if not 0.0 < value < 1.0:
-        raise ValueError(
-            f"{name} must be in (0, 1), e.g. 0.999, or null. Received: {name}={value}"
-        )
-
-
-def _check_average_last_n(name, value):
-    """None, a positive int, or a non-empty list of them."""
-    candidates = value if isinstance(value, list) else [value]
-    if not candidates or any(n is not None and n <= 0 for n in candidates):
-        raise ValueError(
-            f"{name} must be a positive int or a non-empty list of them. "
-            f"Received: {name}={value!r}"
-        )
-
-
+# The groups in reverse: a dataclass takes the fields of its bases from the
+# last base to the first, so the keys keep their order (model first).
 @dataclasses.dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(
+    RuntimeFields,
+    DecodingFields,
+    CheckpointFields,
+    OptimizationFields,
+    DataFields,
+    ModelFields,
+):
     """A training run: model, data, schedule, outputs, decoding.
 
-    Args:
-        preset: str. Model preset ("tiny", "small", "base", "big"). Auto:
-            "tiny" for the default task, "small" for your data.
-        init_from: str. A run directory to continue training from (a
-            finished run of `train`, or a model imported with
-            `keras-transformer convert`): its architecture and weights
-            start the run and its SentencePiece model(s) encode the data
-            (``source_vocab.spm`` the sources where it has one); no
-            vocabulary is learned. The run itself goes to ``output_dir``,
-            another directory. ``preset`` and ``vocabulary_size`` are
-            errors with it, ``model_overrides`` may set only
-            ``dropout_rate``; the schedule, the decoding settings and every
-            other key are this config's.
-        model_overrides: dict. Replaces preset arguments of
-            `Transformer.from_preset`, e.g. ``{"num_layers": 3,
-            "dropout_rate": 0.3}``. ``vocabulary_size`` is not allowed here
-            (it is the tokenizer's, see ``vocabulary_size``).
-        dtype_policy: str. E.g. "mixed_bfloat16", or "auto": mixed_bfloat16
-            where the device multiplies bfloat16 natively (Ampere+ GPUs,
-            TPUs, CPUs with AVX512-BF16/AMX-BF16/ARM BF16), else float32
-            (`keras_transformer.training.precision`). Defaults to None (float32).
-        train_src, train_tgt: str or list of str. Parallel training files
-            (plain or gzip): a path, a glob pattern (``"wmt/*.en.gz"``), or a
-            list of them; the sides pair their files in order
-            (`keras_transformer.data.read_parallel`).
-            None for both trains on the embedded default task.
-        valid_src, valid_tgt: str. Validation files (loss/accuracy each
-            epoch, validation BLEU, the best checkpoint, and the final score
-            when no test files are given).
-        test_src, test_tgt: str. Test files for the final score.
-        train_corpus: str. A corpus directory prepared by `keras-transformer
-            preprocess` (`keras_transformer.data.prepare_corpus`): binary
-            shards and their vocabulary, used instead of ``train_src`` and
-            ``train_tgt``.
-        corpus_dir: str. Where `train` prepares ``train_src`` and
-            ``train_tgt`` into binary shards before training (reused, not
-            prepared again, while the files and the vocabulary are
-            unchanged; an interrupted preparation resumes). None (default):
-            ``<output_dir>/corpus``. Training then streams the shards in
-            bounded memory, whatever the corpus size.
-        window_size: int. Sentence pairs per window of the training stream:
-            pairs are length-bucketed or packed within a window (Marian's
-            maxi-batch), so memory grows with the window, not the corpus.
-            Defaults to 100,000.
-        vocabulary_size: int. Shared SentencePiece BPE vocabulary, trained
-            on the training files when the output directory has none. Auto.
-        max_length: int. Longest sequence in tokens (EOS/BOS included);
-            longer training pairs are dropped. Auto.
-        tokens_per_batch: int. Padded tokens per batch on each side. Auto.
-        bucket_step: int. Width of the length buckets (one every
-            ``bucket_step`` tokens up to ``4 * bucket_step``, then ~25%
-            apart); smaller is finer for short sentences but gives more
-            distinct batch shapes (more compilations under JAX). Defaults
-            to 8.
-        bucketing: str. "separate" (default) pads the source and the target
-            each to its own length bucket; "joint" pads both to the bucket
-            of the longer side; "packed" puts several pairs into each row
-            of ``max_length`` tokens (segment-aware masks and positions in
-            the model; one batch shape) (`keras_transformer.data.make_dataset`).
-        epochs: int. Epochs (passes over the data, or ``steps_per_epoch``
-            updates). Auto.
-        steps_per_epoch: int. Optimizer updates between checkpoints; None is
-            one pass over the training data.
-        max_steps: int. Stop after this many optimizer updates in total.
-        time_budget_minutes: float. Stop training after this many minutes.
-        backup_every_steps: int. Also save the training state to
-            ``backup/`` every N optimizer updates (at every epoch end in any
-            case), so that a crash or a preemption loses at most N updates;
-            a resumed run continues the interrupted epoch and the data
-            stream where the backup was taken. SIGTERM always saves a
-            backup after the batch in flight and stops. None (default): at
-            epoch ends only.
-        accumulate_steps: int. Gradient accumulation: each optimizer update
-            averages the gradients of this many batches (Keras' optimizer
-            ``gradient_accumulation_steps``), as one batch this many times
-            larger would (fairseq's ``--update-freq``). ``steps_per_epoch``,
-            ``max_steps``, ``warmup_steps`` and ``eval_every_steps`` count
-            updates. Defaults to 1 (none).
-        warmup_steps: int. Schedule warmup (§5.3), in updates. Auto.
-        learning_rate_scale: float. Multiplies the paper's rate. Auto.
-        decay_steps: int or None. Also decay the rate linearly to zero at
-            this update (not in the paper; for fixed budgets). None: the
-            paper's schedule.
-        label_smoothing: float. eps_ls (§5.4). Defaults to 0.1.
-        ema_decay: float in (0, 1). Keep an exponential moving average of
-            the weights, ``ema = decay * ema + (1 - decay) * weights`` after
-            every update (Keras' optimizer ``use_ema``; with
-            ``accumulate_steps`` N, after every batch with decay ** (1/N));
-            validation BLEU, the best checkpoint and the final model use the
-            average. Epoch checkpoints and ``backup/`` hold the raw weights
-            and the optimizer state, which includes the average. None
-            (default) keeps no average.
-        seed: int. Seeds the weights, dropout, shuffling and the vocabulary
-            sampler. (The default task's train/valid/test split is fixed.)
-        output_dir: str. Where model.keras, vocab.spm, config.json,
-            checkpoints/, logs/ and backup/ go. Auto.
-        average_last_n: int or list of int. With ``final_model="average"``,
-            the final model averages the weights of the last N epoch
-            checkpoints (the paper averages 5); 1 keeps the last weights.
-            A list, e.g. ``[3, 5, 8, 12]``, chooses N on the validation set
-            after training: each candidate average is decoded greedily on
-            the validation sentences (the first ``valid_bleu_sentences``
-            when that is positive, else all) and the best sacreBLEU (exact
-            match on the default task) wins (ties: the larger N), so the choice fits the run's length, not
-            one fixed number (results.json records every score). Auto.
-        keep_checkpoints: int. Keep only the newest N epoch checkpoints
-            (at least ``average_last_n``, or its largest candidate); None
-            keeps all.
-        valid_bleu_sentences: int. Validation BLEU during training: greedy
-            decoding of the first N validation sentences, scored with
-            sacreBLEU and logged as ``val_bleu`` (and ``val_exact_match``)
-            in logs/history.csv, TensorBoard and logs/validation.csv. None
-            decodes them all; 0 (default) turns validation BLEU off.
-        eval_every_steps: int. Validation BLEU every N optimizer updates;
-            None (default) at the end of each epoch.
-        keep_best: "bleu" or "loss". Keep the weights with the best
-            validation BLEU (each validation BLEU) or loss (each epoch) in
-            ``checkpoints/best/``. None (default) keeps none.
-        patience: int. Stop training when the ``keep_best`` value has not
-            improved for this many evaluations. None (default) never stops.
-        final_model: "last", "best" or "average". What model.keras holds:
-            the weights at the end of training (the moving average with
-            ``ema_decay``), the best checkpoint, or the average of the last
-            ``average_last_n`` epoch checkpoints. Auto: "best" with
-            ``keep_best``, else "last" with ``ema_decay``, else "average".
-        beam_size: int. Beam size of the final evaluation. Defaults to 4.
-        alpha: float. Length penalty of the final evaluation (0.6).
-        max_extra_length: int. Output length limit is source length plus
-            this (50).
-        eval_sentences: int. Score on at most this many test sentences;
-            None scores all, 0 skips the evaluation.
-        num_samples: int. Sample translations printed after training.
-        backend: str. "tensorflow", "jax" or "torch". Must match the
-            backend Keras was imported with (the CLI sets it for you).
-        jit_compile: bool or "auto". Passed to `model.compile`.
-        retain_host_memory: bool or "auto". Keep freed host memory in the
-            process (glibc malloc without mmap) instead of unmapping and
-            page-faulting large tensors in again every step; "auto" (the
-            default): on for the TensorFlow backend, whose CPU steps
-            otherwise spend much of their time in the kernel
-            (`keras_transformer.training.host_memory`).
-        distribution: str. Multi-device training: "none" (default),
-            "data" (JAX DataParallel / TF MirroredStrategy), "model" (JAX
-            ModelParallel) or "multi-worker" (TF MultiWorkerMirroredStrategy,
-            configured by TF_CONFIG). See `keras_transformer.training.distribution`.
-        verbose: "auto", 0, 1 or 2. Keras progress output.
+    Its keys are flat (``TrainConfig(preset="tiny", epochs=3)``) and
+    documented by concern in `keras_transformer.training.config_fields`:
+    `ModelFields` (preset, init_from, model_overrides, dtype_policy),
+    `DataFields` (files, vocabulary, batching), `OptimizationFields`
+    (epochs, limits, schedule, accumulation, smoothing, moving average,
+    seed), `CheckpointFields` (output directory, checkpoints, validation
+    BLEU, the best checkpoint, the final model), `DecodingFields` (the final
+    evaluation's search) and `RuntimeFields` (backend, compilation, memory,
+    distribution, progress output).
     """
-
-    # --- model ---
-    preset: typing.Optional[str] = _field(
-        None, "model preset: tiny, small, base or big; " + _AUTO, check=_check_preset
-    )
-    init_from: typing.Optional[str] = _field(
-        None, "continue training from this run directory (a run of train, or a model "
-        "imported with convert): its model, weights and vocabulary; null: a new model",
-        metavar="RUN",
-    )
-    model_overrides: dict = dataclasses.field(
-        default_factory=dict,
-        metadata={
-            "doc": "preset arguments to replace",
-            "cli": False,
-            "check": _check_model_overrides,
-        },
-    )
-    dtype_policy: typing.Optional[str] = _field(
-        None, "e.g. mixed_bfloat16, or auto: mixed_bfloat16 where the device "
-        "runs bfloat16 natively, else float32; null: float32"
-    )
-    # --- data ---
-    train_src: _Files = _field(
-        None, "training source file (plain or gzip), glob pattern, or list of "
-        "them; null: the default task", metavar="FILE", cli_text=True,
-    )
-    train_tgt: _Files = _field(
-        None, "training target file(s), as train_src", metavar="FILE", cli_text=True
-    )
-    valid_src: _Files = _field(
-        None, "validation source file(s)", metavar="FILE", cli_text=True
-    )
-    valid_tgt: _Files = _field(
-        None, "validation target file(s)", metavar="FILE", cli_text=True
-    )
-    test_src: _Files = _field(
-        None, "test source file(s) (final score)", metavar="FILE", cli_text=True
-    )
-    test_tgt: _Files = _field(
-        None, "test target file(s)", metavar="FILE", cli_text=True
-    )
-    train_corpus: typing.Optional[str] = _field(
-        None, "a corpus prepared by keras-transformer preprocess, instead of "
-        "train_src/train_tgt", metavar="DIR",
-    )
-    corpus_dir: typing.Optional[str] = _field(
-        None, "where train prepares train_src/train_tgt into binary shards (reused "
-        "while the files and vocabulary are unchanged); null: <output_dir>/corpus",
-        metavar="DIR",
-    )
-    window_size: int = _field(
-        100_000, "sentence pairs per bucketing or packing window of the training "
-        "stream (memory grows with it, not with the corpus)",
-        check=_int_at_least(1, allow_none=False),
-    )
-    target_languages: typing.Optional[typing.List[str]] = _field(
-        None, "one model for several target languages: the target language of each "
-        "train_src/train_tgt entry, e.g. [de, fr, cs] (a reserved tag piece each); "
-        "null: one target language", metavar="[LANG, ...]", check=_check_target_languages,
-    )
-    language_tag: str = _field(
-        "source", "where a multilingual model's language tag goes: 'source' (the "
-        "source's first token, as Marian) or 'target' (the first output token, "
-        "forced when decoding)", check=_one_of(*LANGUAGE_TAG_POSITIONS),
-    )
-    sampling_temperature: typing.Optional[float] = _field(
-        None, "sample the target languages with temperature T (1: the corpus's "
-        "proportions; larger: more even); null: every pair once a pass", check=_positive,
-    )
-    eval_language: typing.Optional[str] = _field(
-        None, "target language of the valid/test files of a multilingual model; "
-        "null: the first of target_languages", metavar="LANG",
-    )
-    vocabulary_size: typing.Optional[int] = _field(
-        None, "shared BPE vocabulary size; " + _AUTO, check=_check_vocabulary_size
-    )
-    max_length: typing.Optional[int] = _field(
-        None, "longest sequence in tokens; " + _AUTO, check=_int_at_least(2)
-    )
-    tokens_per_batch: typing.Optional[int] = _field(
-        None, "padded tokens per batch; " + _AUTO, check=_positive
-    )
-    bucket_step: int = _field(8, "length bucket width in tokens", check=_positive)
-    bucketing: str = _field(
-        "separate",
-        "'separate': each side padded to its own length bucket; 'joint': both to the longer side's; 'packed': several pairs per row of max_length tokens",
-        check=_one_of(*BUCKETINGS),
-    )
-    # --- schedule ---
-    epochs: typing.Optional[int] = _field(
-        None, "number of epochs; " + _AUTO, check=_positive
-    )
-    steps_per_epoch: typing.Optional[int] = _field(
-        None, "optimizer updates per epoch (checkpoint interval); null: one pass",
-        check=_positive,
-    )
-    max_steps: typing.Optional[int] = _field(
-        None, "stop after this many optimizer updates in total", check=_positive
-    )
-    time_budget_minutes: typing.Optional[float] = _field(
-        None, "stop training after MINUTES", check=_positive,
-        flags=("--time-budget",), metavar="MINUTES",
-    )
-    backup_every_steps: typing.Optional[int] = _field(
-        None, "also back up the training state every N updates, so that a crash "
-        "or preemption loses at most N; null: at the end of each epoch",
-        check=_int_at_least(1),
-    )
-    accumulate_steps: int = _field(
-        1, "gradient accumulation: batches averaged into each optimizer update",
-        check=_positive,
-    )
-    warmup_steps: typing.Optional[int] = _field(
-        None, "learning-rate warmup in updates; " + _AUTO, check=_positive
-    )
-    learning_rate_scale: typing.Optional[float] = _field(
-        None, "multiplies the paper's learning rate; " + _AUTO, check=_positive,
-        flags=("--lr-scale",),
-    )
-    decay_steps: typing.Optional[int] = _field(
-        None, "also decay the learning rate linearly to zero at this update; "
-        "null: the paper's schedule", check=_positive,
-    )
-    label_smoothing: float = _field(0.1, "eps_ls (0.1 in the paper)", check=check_rate)
-    ema_decay: typing.Optional[float] = _field(
-        None, "moving average of the weights with this decay per update (e.g. "
-        "0.999), used for validation and the final model; null: none",
-        check=_check_decay,
-    )
-    seed: int = _field(0, "random seed")
-    # --- outputs ---
-    output_dir: typing.Optional[str] = _field(
-        None, "run directory (model, vocabulary, config); " + _AUTO, metavar="DIR"
-    )
-    average_last_n: typing.Union[int, typing.List[int], None] = _field(
-        None, "final_model average: average the last N epoch checkpoints; a "
-        "list (3,5,8) chooses N by greedy validation BLEU after training; " + _AUTO,
-        check=_check_average_last_n,
-        metavar="N[,N...]",
-    )
-    keep_checkpoints: typing.Optional[int] = _field(
-        None, "keep only the newest N epoch checkpoints; null keeps all",
-        check=_positive,
-    )
-    # --- validation during training ---
-    valid_bleu_sentences: typing.Optional[int] = _field(
-        0, "validation BLEU: greedy-decode the first N validation sentences "
-        "(null: all; 0: off)",
-        check=_int_at_least(0),
-    )
-    eval_every_steps: typing.Optional[int] = _field(
-        None, "validation BLEU every N updates; null: each epoch", check=_positive
-    )
-    keep_best: typing.Optional[str] = _field(
-        None, "keep the best checkpoint by validation bleu or loss "
-        "(checkpoints/best/); null: none",
-        check=_one_of(None, *KEEP_BEST),
-    )
-    patience: typing.Optional[int] = _field(
-        None, "stop when the keep_best value has not improved for N "
-        "evaluations; null: never",
-        check=_positive,
-    )
-    final_model: typing.Optional[str] = _field(
-        None, "the final model: last, best or average weights; auto: best "
-        "with keep_best, else last with ema_decay, else average",
-        check=_one_of(None, *FINAL_MODELS),
-    )
-    # --- decoding and evaluation ---
-    beam_size: int = _field(4, "beam size of the final evaluation")
-    alpha: float = _field(0.6, "length penalty of the final evaluation")
-    max_extra_length: int = _field(50, "output length limit = source length + N")
-    eval_sentences: typing.Optional[int] = _field(
-        None, "score at most N test sentences after training (null: all; 0: skip)",
-        check=_int_at_least(0),
-    )
-    num_samples: int = _field(
-        5, "sample translations to print", check=_int_at_least(0, allow_none=False)
-    )
-    # --- runtime ---
-    backend: typing.Optional[str] = _field(
-        None, "tensorflow, jax or torch", check=_one_of(None, *BACKENDS),
-        cli=False,  # The --backend flag.
-    )
-    jit_compile: typing.Union[bool, str] = _field(
-        "auto", "passed to model.compile: true, false or auto",
-        check=_one_of("auto", True, False),
-    )
-    retain_host_memory: typing.Union[bool, str] = _field(
-        "auto", "keep freed host memory in the process (glibc malloc, no "
-        "munmap of large tensors each step): true, false or auto (on for "
-        "TensorFlow)",
-        check=_one_of("auto", True, False),
-    )
-    distribution: str = _field(
-        "none", "none, data, model (JAX) or multi-worker (TensorFlow)",
-        check=_one_of(*DISTRIBUTIONS),
-    )
-    verbose: typing.Union[int, str] = _field(
-        "auto", "0 silent, 1 progress bars, 2 one line per epoch, or auto",
-        check=_one_of("auto", 0, 1, 2),
-    )
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
-            _check_type(field.name, getattr(self, field.name), field.type)
+            check_type(field.name, getattr(self, field.name), field.type)
         # Store floats as floats (YAML gives 2 for 2.0) and a private copy
         # of the overrides, so the frozen object is not shared-mutable.
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if _base_type(field.type) is float and isinstance(value, int):
+            if base_type(field.type) is float and isinstance(value, int):
                 object.__setattr__(self, field.name, float(value))
         object.__setattr__(self, "model_overrides", dict(self.model_overrides))
         if isinstance(self.average_last_n, list):
@@ -904,14 +465,14 @@ def parse_value(key, text):
     except yaml.YAMLError as error:
         raise ValueError(f"Cannot parse the value of {key}: {text!r} ({error})") from None
     fields = {field.name: field for field in dataclasses.fields(TrainConfig)}
-    if key in fields and isinstance(value, str) and _takes_list(fields[key].type):
+    if key in fields and isinstance(value, str) and takes_list(fields[key].type):
         # "3,5,8" (YAML reads it as text): the list [3, 5, 8].
         try:
             value = [int(part) for part in value.split(",")]
         except ValueError:
             pass  # The type check reports it.
     if key in fields and isinstance(value, str):
-        base = _base_type(fields[key].type)
+        base = base_type(fields[key].type)
         if base in (int, float):
             try:
                 value = base(value)
@@ -951,57 +512,3 @@ def parse_overrides(assignments, config=None):
 def load_run_config(directory):
     """The `TrainConfig` saved in a run directory (``config.json``)."""
     return TrainConfig.from_file(os.path.join(directory, CONFIG_FILENAME))
-
-
-def _base_type(annotation):
-    """``Optional[int]`` -> int; other annotations unchanged."""
-    args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if typing.get_origin(annotation) is typing.Union and len(args) == 1:
-        return args[0]
-    return annotation
-
-
-def _takes_list(annotation):
-    """True when ``annotation`` is ``List[...]`` or a Union holding one."""
-    if typing.get_origin(annotation) is list:
-        return True
-    if typing.get_origin(annotation) is typing.Union:
-        return any(_takes_list(a) for a in typing.get_args(annotation))
-    return False
-
-
-def _type_name(annotation):
-    args = typing.get_args(annotation)
-    if typing.get_origin(annotation) is typing.Union:
-        return " or ".join(_type_name(a) for a in args)
-    if typing.get_origin(annotation) is list:
-        return f"a list of {_type_name(args[0])}"
-    return "null" if annotation is type(None) else annotation.__name__
-
-
-def _matches(value, annotation):
-    if typing.get_origin(annotation) is typing.Union:
-        return any(_matches(value, a) for a in typing.get_args(annotation))
-    if annotation is type(None):
-        return value is None
-    if typing.get_origin(annotation) is list:
-        [item] = typing.get_args(annotation)
-        return isinstance(value, list) and all(_matches(v, item) for v in value)
-    if annotation is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if annotation is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, annotation)
-
-
-class ConfigTypeError(TypeError, ValueError):
-    """A config value of the wrong type: a TypeError, and a ValueError so
-    that callers treating bad values as the user's (the CLI) report it as one."""
-
-
-def _check_type(name, value, annotation):
-    if not _matches(value, annotation):
-        raise ConfigTypeError(
-            f"Config key {name!r} must be {_type_name(annotation)}. "
-            f"Received: {value!r} ({type(value).__name__})"
-        )
