@@ -57,6 +57,7 @@ def main(argv=None):
     from keras_transformer.decoding.generate import generate
     from keras_transformer.decoding.backends import jax_stateless_jit
     from keras_transformer.models.transformer.transformer_loader import find_trained_model
+    from keras_transformer.models.transformer.transformer_tokenizer import TransformerTokenizer
     from keras_transformer.special_tokens import EOS_ID
 
     run = find_trained_model(args.model_dir)
@@ -66,7 +67,7 @@ def main(argv=None):
         weights = model.get_weights()
         model = model.__class__.from_config(config)
         model.set_weights(weights)
-    tokenizer = run.load_tokenizer()
+    tokenizer = TransformerTokenizer.load(run.vocabulary_path)
     sentences = read_lines(args.source_file)[: args.batch_size]
     ids = np.zeros((len(sentences), args.source_length), np.int32)
     for row, pieces in enumerate(tokenizer.encode(sentences)):

@@ -89,7 +89,7 @@ def train_tokenizer(sentences, vocabulary_size, seed, languages=()):
     import sentencepiece as spm
 
     from keras_transformer import special_tokens as st
-    from keras_transformer.models.transformer.subword_tokenizer import (
+    from keras_transformer.models.transformer.sentencepiece_vocabulary import (
         sentencepiece_trainer_arguments,
     )
 

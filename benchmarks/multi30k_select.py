@@ -72,6 +72,7 @@ def main(argv=None):
     from keras_transformer.data import read_lines
     from keras_transformer.training.run_directory import RunDirectory
     from keras_transformer.models.transformer.transformer_loader import find_trained_model
+    from keras_transformer.models.transformer.transformer_tokenizer import TransformerTokenizer
 
     files = {
         name: os.path.join(args.data_dir, f"{name}.gz")
@@ -81,7 +82,7 @@ def main(argv=None):
     if missing:
         raise SystemExit(f"Multi30k files not found: {missing} (see --data-dir)")
     run = find_trained_model(args.model_dir)
-    tokenizer = run.load_tokenizer()
+    tokenizer = TransformerTokenizer.load(run.vocabulary_path)
     run_directory = RunDirectory(args.model_dir)
     checkpoint_dir = run_directory.checkpoint_dir
     available = len(list_checkpoints(checkpoint_dir))

@@ -32,7 +32,12 @@ from keras_transformer.data.shards import PreparedCorpus
 from keras_transformer.decoding.ensemble import Ensemble
 from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.export.saved_model import export_saved_model
-from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
+from keras_transformer.models.transformer.transformer_tokenizer import (
+    TransformerTokenizer,
+)
+
+# Deprecated alias of `TransformerTokenizer`, kept for one version.
+SubwordTokenizer = TransformerTokenizer
 from keras_transformer.models.transformer.transformer import Transformer
 from keras_transformer.models.transformer.transformer_backbone import (
     KERAS_HUB_AVAILABLE,
@@ -67,9 +72,6 @@ if KERAS_HUB_AVAILABLE:
     from keras_transformer.models.transformer.transformer_seq_2_seq_lm_preprocessor import (
         TransformerSeq2SeqLMPreprocessor,
     )
-    from keras_transformer.models.transformer.transformer_tokenizer import (
-        TransformerTokenizer,
-    )
 
 # The tf.data pipeline: `keras_transformer.data` imports it (and TensorFlow)
 # when one of these names is first used.
@@ -102,6 +104,7 @@ __all__ = [
     "Transformer",
     "TransformerBackbone",
     "TransformerSchedule",
+    "TransformerTokenizer",
     "Translator",
     "__version__",
     "average_checkpoints",
@@ -118,7 +121,6 @@ if KERAS_HUB_AVAILABLE:
     __all__ += [
         "TransformerSeq2SeqLM",
         "TransformerSeq2SeqLMPreprocessor",
-        "TransformerTokenizer",
     ]
 if TENSORFLOW_AVAILABLE:
     __all__ += list(_TENSORFLOW_NAMES)

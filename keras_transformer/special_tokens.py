@@ -34,7 +34,7 @@ def check_reserved_pieces(vocabulary, source="the SentencePiece model"):
         raise ValueError(
             f"{source} does not reserve the ids the Transformer uses: expected "
             f"{RESERVED_PIECES}, found {found}. Train the vocabulary with "
-            "keras_transformer.SubwordTokenizer.train."
+            "keras_transformer.TransformerTokenizer.train."
         )
 
 

@@ -38,7 +38,12 @@ from keras_transformer.data.text_files import (
     read_parallel,
     write_lines,
 )
-from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
+from keras_transformer.models.transformer.transformer_tokenizer import (
+    TransformerTokenizer,
+)
+
+# Deprecated alias of `TransformerTokenizer`, kept for one version.
+SubwordTokenizer = TransformerTokenizer
 
 # The tf.data pipeline, imported (with TensorFlow) on first use.
 _TENSORFLOW_NAMES = {
@@ -76,6 +81,7 @@ __all__ = [
     "ReadStats",
     "Shard",
     "SubwordTokenizer",
+    "TransformerTokenizer",
     "Prefetcher",
     "count_lines",
     "corpus_from_pairs",

@@ -88,7 +88,7 @@ def make_dataset(
     Args:
         src_sentences: list of str. Source sentences.
         tgt_sentences: list of str. Target sentences, aligned with the source.
-        tokenizer: a `SubwordTokenizer` (anything whose ``tokenize`` maps a
+        tokenizer: a `TransformerTokenizer` (anything whose ``tokenize`` maps a
             1-D string tensor to a ragged int32 tensor).
         options: `DatasetOptions`. The batching settings. Defaults to
             ``DatasetOptions()``.
@@ -161,7 +161,7 @@ def make_dataset_from_files(src_path, tgt_path, tokenizer, options=None, **kwarg
     Args:
         src_path: str. Source file, one sentence per line.
         tgt_path: str. Target file, aligned with the source.
-        tokenizer: a `SubwordTokenizer`.
+        tokenizer: a `TransformerTokenizer`.
         options: `DatasetOptions`. Defaults to ``DatasetOptions()``.
         **kwargs: `DatasetOptions` fields, as for `make_dataset`
             (``tokens_per_batch``, ``bucketing``, ``batch_multiple``, ...).

@@ -118,7 +118,7 @@ def _sentencepiece_proto(tokenizer_or_vocab_path):
         path = os.path.join(path, VOCABULARY_FILENAME)
     if not os.path.isfile(path):
         raise FileNotFoundError(
-            f"No SentencePiece model at {path!r}: pass a SubwordTokenizer, "
+            f"No SentencePiece model at {path!r}: pass a TransformerTokenizer, "
             f"a {VOCABULARY_FILENAME} file or the directory holding it."
         )
     with open(path, "rb") as f:
@@ -459,7 +459,7 @@ def export_ctranslate2(
 
     Args:
         model: a built `keras_transformer.Transformer` (any backend).
-        tokenizer_or_vocab_path: a `SubwordTokenizer`, a ``vocab.spm`` path
+        tokenizer_or_vocab_path: a `TransformerTokenizer`, a ``vocab.spm`` path
             or a directory holding ``vocab.spm``.
         output_dir: str. Created; must not exist unless ``force``.
         quantization: None (float32 weights) or a CTranslate2 weight type:

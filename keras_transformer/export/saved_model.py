@@ -97,6 +97,7 @@ from keras_transformer.models.transformer.transformer_loader import (
     load_models,
     model_directories,
 )
+from keras_transformer.models.transformer.transformer_tokenizer import load_tokenizers
 from keras_transformer.special_tokens import (
     check_language_tag_position,
     language_tag_ids,
@@ -233,7 +234,7 @@ def _export_here(
     found = find_trained_models(model_dir)
     model = load_models(found, weights)
     files = found[0]
-    tokenizer = files.load_tokenizer()
+    tokenizer, source_tokenizer = load_tokenizers(files)
     # The `Translator`'s rule and message.
     check_vocabulary(tokenizer.vocabulary_size, model.vocabulary_size)
     languages = language_tag_ids(tokenizer.proto)
@@ -249,7 +250,7 @@ def _export_here(
     _check_new_version(version_dir)
     module, signatures = _build_module(
         model, tokenizer, vocabulary_path, options, n_best, sample_options,
-        language_tag=language_tag, source_tokenizer=files.load_source_tokenizer(),
+        language_tag=language_tag, source_tokenizer=source_tokenizer,
     )
     # No custom gradients: serving never differentiates, and tracing them
     # would only lengthen the save.

@@ -95,7 +95,7 @@ class SignatureBuilder:
     Args:
         model: a `keras_transformer.Transformer` or an `Ensemble` of them
             (TensorFlow backend).
-        tokenizer: its `SubwordTokenizer`.
+        tokenizer: its `TransformerTokenizer`.
         options: the `DecodeOptions` of the beam-search signatures.
         n_best: int. The ``k`` of ``translate_nbest``.
         sample_options: the `DecodeOptions` of ``translate_sample``.

@@ -73,7 +73,7 @@ def run_callbacks(config, run, tokenizer, valid_pairs, resume=False, verbose=1, 
     Args:
         config: the resolved `TrainConfig`.
         run: the `RunDirectory`.
-        tokenizer: the run's `SubwordTokenizer` (for validation BLEU).
+        tokenizer: the run's `TransformerTokenizer` (for validation BLEU).
         valid_pairs: ``(sources, references)`` of the validation split, or
             None (needed with ``valid_bleu_sentences``).
         resume: bool. The run resumes an interrupted one (`BestCheckpoint`

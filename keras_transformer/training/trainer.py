@@ -52,7 +52,7 @@ from keras_transformer.data import (
     CorpusStream,
     DatasetOptions,
     PreparedCorpus,
-    SubwordTokenizer,
+    TransformerTokenizer,
     corpus_from_pairs,
     default_bucket_lengths,
     default_task_splits,
@@ -127,7 +127,7 @@ class TrainResult:
         output_dir: str. The run directory.
         model_path: str. ``<output_dir>/model.keras`` (None after a NaN loss).
         model: the final `Transformer` (see ``final_model``).
-        tokenizer: the `SubwordTokenizer`.
+        tokenizer: the `TransformerTokenizer`.
         history: dict of per-epoch metric lists (this process' epochs),
             ``val_bleu`` and ``val_exact_match`` included with validation BLEU.
         initial_epoch: int. 0, or the epoch a resumed run started from.
@@ -199,7 +199,7 @@ def build_tokenizer(config, train_pairs, verbose=1):
     """Loads ``<output_dir>/vocab.spm``, or trains it on the training text."""
     path = RunDirectory(config.output_dir).vocabulary_path
     if os.path.isfile(path):
-        tokenizer = SubwordTokenizer.load(path)
+        tokenizer = TransformerTokenizer.load(path)
         if config.vocabulary_size not in (None, tokenizer.vocabulary_size):
             raise ValueError(
                 f"{path!r} has {tokenizer.vocabulary_size} pieces but the config "
@@ -210,7 +210,7 @@ def build_tokenizer(config, train_pairs, verbose=1):
         return tokenizer
     start = time.monotonic()
     src, tgt = train_pairs
-    tokenizer = SubwordTokenizer.train(
+    tokenizer = TransformerTokenizer.train(
         itertools.chain(src, tgt), config.vocabulary_size, seed=config.seed
     )
     atomic_write_bytes(path, tokenizer.proto)
@@ -586,7 +586,7 @@ def _prepare_data(config, run, verbose, processes):
     splits = load_data(config)
     if not processes.is_chief:
         processes.barrier()
-        tokenizer = SubwordTokenizer.load(run.vocabulary_path)
+        tokenizer = TransformerTokenizer.load(run.vocabulary_path)
         if config.uses_default_task:
             train_data = splits["train"]
         else:
@@ -608,7 +608,7 @@ def _prepare_data(config, run, verbose, processes):
         # resumes an interrupted preparation in the run directory.
         atomic_write_json(run.config_path, config.to_dict())
         train_data = prepare_training_corpus(config, verbose)
-        tokenizer = SubwordTokenizer.load(run.vocabulary_path)
+        tokenizer = TransformerTokenizer.load(run.vocabulary_path)
     processes.barrier()  # The others read the vocabulary and corpus now.
     datasets = TrainingData(config, train_data, splits.get("valid"), tokenizer)
     log(f"Training data: {datasets.report.summary()}", verbose)
@@ -869,7 +869,7 @@ class TrainingData:
         config: the resolved `TrainConfig`.
         train_data: a `PreparedCorpus`, or ``(sources, targets)`` lists.
         valid_pairs: ``(sources, targets)`` or None.
-        tokenizer: the run's `SubwordTokenizer`.
+        tokenizer: the run's `TransformerTokenizer`.
     """
 
     def __init__(self, config, train_data, valid_pairs, tokenizer):

@@ -36,7 +36,7 @@ class ValidationBleu(UpdateCounter):
     scalar at its update.
 
     Args:
-        tokenizer: the run's `SubwordTokenizer`.
+        tokenizer: the run's `TransformerTokenizer`.
         sources: list of str. Validation source sentences.
         references: list of str. Their references.
         every_steps: int or None. Evaluate every N updates; None: each epoch.

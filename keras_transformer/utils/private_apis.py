@@ -23,10 +23,13 @@ try:
         preprocessing_function as _keras_hub_preprocessing_function,
     )
     from keras_hub.tokenizers import SentencePieceTokenizer
+
+    KERAS_HUB_TOKENIZER_AVAILABLE = True
 except ImportError:  # keras-hub is needed only by the keras-hub family.
     CausalLM = None
     SentencePieceTokenizer = object
     _keras_hub_preprocessing_function = None
+    KERAS_HUB_TOKENIZER_AVAILABLE = False
 
 
 # --- Keras ---
@@ -247,9 +250,11 @@ class SentencePieceTokenizerBase(SentencePieceTokenizer):
       (``_add_special_token``), and ``check_vocabulary(vocabulary)`` runs
       whenever a vocabulary is set, before keras-hub looks them up
       (``_update_special_token_ids``);
-    * the TF Text tokenizer is built with `make_tf_sentencepiece_tokenizer`
-      (``_set_proto_tf``), whose model resource survives
-      `tf.random.set_seed` (tensorflow/text#570).
+    * keras-hub's own TF Text tokenizer is not built (``_set_proto_tf``,
+      which keras-hub calls whenever TensorFlow Text is installed, even on
+      its Python path): the subclass tokenizes Python values with
+      ``sentencepiece`` and creates its TF Text tokenizer at its first graph
+      call, with `make_tf_sentencepiece_tokenizer`.
     """
 
     special_pieces = {}
@@ -270,9 +275,7 @@ class SentencePieceTokenizerBase(SentencePieceTokenizer):
         super()._update_special_token_ids()
 
     def _set_proto_tf(self, proto):
-        if keras.backend.standardize_dtype(self.compute_dtype) != "int32":
-            return super()._set_proto_tf(proto)
-        self._sentence_piece = make_tf_sentencepiece_tokenizer(proto)
+        self._sentence_piece = None
 
 
 # --- TensorFlow Text ---

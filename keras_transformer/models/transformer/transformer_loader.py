@@ -13,7 +13,6 @@ model class.
 import os
 
 from keras_transformer.decoding.ensemble import Ensemble, check_weights
-from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 from keras_transformer.models.transformer.transformer_presets import (
     check_preset_directory,
     check_run_directory,
@@ -63,19 +62,16 @@ class TrainedModelFiles:
         check_preset_directory(self.directory, require_tokenizer=False)
         return Backbone.from_preset(self.directory)
 
-    def load_tokenizer(self):
-        """The `SubwordTokenizer` of ``vocabulary_path``."""
-        return SubwordTokenizer.load(self.vocabulary_path)
-
-    def load_source_tokenizer(self):
-        """The source side's own `SubwordTokenizer` (``source_vocab.spm``
+    @property
+    def source_vocabulary_path(self):
+        """The source side's own SentencePiece model (``source_vocab.spm``
         of a run directory, as `keras_transformer.convert` writes for a
         Marian model), or None where source and target share
-        ``vocabulary_path``."""
+        ``vocabulary_path``. (`TransformerTokenizer.load` reads both.)"""
         path = os.path.join(self.directory, SOURCE_VOCABULARY_FILENAME)
         if self.kind != "run" or not os.path.isfile(path):
             return None
-        return SubwordTokenizer.load(path)
+        return path
 
     def language_tag(self):
         """Where the model finds its language tag (``"source"`` or

@@ -23,54 +23,12 @@ from keras_transformer.models.transformer.translator import Translator
 from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 from keras_transformer.objectives.metrics import MaskedTokenAccuracy
 from keras_transformer.objectives.schedules import transformer_optimizer
-from keras_transformer.special_tokens import (
-    BOS_ID,
-    EOS_ID,
-    PAD_ID,
-    check_language_tag_position,
-)
+from keras_transformer.special_tokens import check_language_tag_position
 from keras_transformer.utils.file_io import read_json
 from keras_transformer.utils.private_apis import compile_task_without_sampler
 
 SEARCHES = ("beam", "greedy")
 _DECODE_FIELDS = tuple(field.name for field in dataclasses.fields(DecodeOptions))
-
-
-class _TranslatorTokenizer:
-    """The interface `Translator` reads (``encode``, ``decode``,
-    ``id_to_piece``, ``vocabulary_size``) over a `TransformerTokenizer`, with
-    `SubwordTokenizer`'s semantics (no BOS/EOS added; decode cuts at EOS)."""
-
-    def __init__(self, tokenizer):
-        self.tokenizer = tokenizer
-        self.vocabulary_size = tokenizer.vocabulary_size()
-        # The SentencePiece model, where `Translator` finds the language
-        # tags of a multilingual vocabulary.
-        proto = getattr(tokenizer, "proto", None)
-        self.proto = proto if isinstance(proto, bytes) else None
-
-    def encode(self, sentences):
-        if not sentences:
-            return []
-        return [list(map(int, ids)) for ids in self.tokenizer.tokenize(list(sentences))]
-
-    def decode(self, ids):
-        kept = []
-        for sequence in ids:
-            row = []
-            for token in sequence:
-                token = int(token)
-                if token == EOS_ID:
-                    break
-                if token not in (PAD_ID, BOS_ID):
-                    row.append(token)
-            kept.append(row)
-        if not kept:
-            return []
-        return list(self.tokenizer.detokenize(kept))
-
-    def id_to_piece(self, ids):
-        return [self.tokenizer.id_to_token(int(i)) for i in ids]
 
 
 def _strings(values, name):
@@ -269,7 +227,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         if self._translator_key != key:
             self._translator = Translator(
                 self.backbone,
-                _TranslatorTokenizer(self.preprocessor.tokenizer),
+                self.preprocessor.tokenizer,
                 max_source_length=self.max_source_length,
                 batch_size=self.batch_size,
                 language_tag=self.language_tag,

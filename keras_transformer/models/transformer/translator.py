@@ -22,6 +22,7 @@ from keras_transformer.models.transformer.transformer_loader import (
     find_trained_models,
     load_models,
 )
+from keras_transformer.models.transformer.transformer_tokenizer import load_tokenizers
 from keras_transformer.special_tokens import (
     BOS_ID,
     EOS_ID,
@@ -79,7 +80,7 @@ class Translator:
             `keras_transformer.decoding.Ensemble` of models sharing the
             tokenizer's vocabulary (every search, scoring and alignment then
             uses the ensemble; see `from_directory`).
-        tokenizer: a `keras_transformer.data.SubwordTokenizer` (or any object
+        tokenizer: a `keras_transformer.TransformerTokenizer` (or any object
             with ``encode(list[str])``, ``decode(list[list[int]])``,
             ``id_to_piece(ids)`` and ``vocabulary_size``) whose reserved ids
             match `keras_transformer.special_tokens`.
@@ -247,8 +248,9 @@ class Translator:
         found = find_trained_models(directory)
         model = load_models(found, weights)
         kwargs.setdefault("language_tag", found[0].language_tag())
-        kwargs.setdefault("source_tokenizer", found[0].load_source_tokenizer())
-        return cls(model, found[0].load_tokenizer(), **kwargs)
+        tokenizer, source_tokenizer = load_tokenizers(found[0])
+        kwargs.setdefault("source_tokenizer", source_tokenizer)
+        return cls(model, tokenizer, **kwargs)
 
     # --- options ---
 

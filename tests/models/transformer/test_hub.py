@@ -155,6 +155,8 @@ def test_generate_equals_translator(trained, data):
     translator = kt.Translator(lm.backbone, data["subword"])
     expected = translator.translate(sentences, beam_size=2, max_extra_length=12)
     assert lm.generate(sentences) == expected
+    # One tokenizer: the task's `Translator` reads the preprocessor's own.
+    assert lm.translator().tokenizer is lm.preprocessor.tokenizer
     assert lm.generate(sentences[0]) == expected[0]
     greedy = translator.translate(sentences, beam_size=1, max_extra_length=12)
     assert lm.generate(sentences, beam_size=1) == greedy

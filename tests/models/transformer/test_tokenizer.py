@@ -3,6 +3,7 @@
 import itertools
 import os
 
+import keras
 import numpy as np
 import pytest
 import sentencepiece as spm
@@ -216,6 +217,11 @@ def test_saved_model_keeps_the_tokenizer(tokenizer, tmp_path):
         def __init__(self, tokenizer):
             super().__init__()
             self.tokenizer = tokenizer
+            if keras.config.backend() != "tensorflow":
+                # A Keras layer is a TensorFlow trackable only under the
+                # TensorFlow backend; elsewhere its TF Text resource is
+                # saved through `graph_tokenizer`.
+                self.graph_tokenizer = tokenizer.graph_tokenizer
 
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
         def tokenize(self, strings):
@@ -333,3 +339,64 @@ def test_survives_seed_reset_and_clear_session(tokenizer):
         tokenizer.encode(ROUND_TRIP)
     )
     assert tokenizer.detokenize(tf.constant(expected)).numpy()[0].decode() == ROUND_TRIP[0]
+
+
+def test_one_class_python_keras_hub_and_deprecated_names(tokenizer):
+    """One tokenizer class: the old name is an alias of it, its vocabulary
+    size reads as keras-hub's method and as the old property, and the
+    keras-hub tokenizer interface reads the same vocabulary."""
+    import keras_hub
+
+    import keras_transformer as kt
+    from keras_transformer import data
+    from keras_transformer.models.transformer.transformer_tokenizer import (
+        TransformerTokenizer,
+    )
+
+    assert SubwordTokenizer is TransformerTokenizer is kt.TransformerTokenizer
+    assert kt.SubwordTokenizer is data.SubwordTokenizer is TransformerTokenizer
+    assert isinstance(tokenizer, keras_hub.tokenizers.SentencePieceTokenizer)
+    size = tokenizer.vocabulary_size
+    assert size == size() == VOCABULARY_SIZE and isinstance(size(), int)
+    assert tokenizer.get_vocabulary()[:4] == ["<pad>", "<unk>", "<s>", "</s>"]
+    assert [tokenizer.id_to_token(i) for i in range(4)] == tokenizer.id_to_piece(range(4))
+    assert tokenizer.token_to_id("</s>") == EOS_ID and tokenizer.end_token_id == EOS_ID
+    # keras-hub's layer call is `tokenize`, on the Python path.
+    assert tokenizer(ROUND_TRIP) == tokenizer.encode(ROUND_TRIP)
+    restored = TransformerTokenizer.from_config(tokenizer.get_config())
+    restored.set_proto(tokenizer.proto)
+    assert restored.tokenize(ROUND_TRIP) == tokenizer.tokenize(ROUND_TRIP)
+
+
+def test_the_vocabulary_trainer_module_learns_the_tokenizers_vocabulary():
+    """``python -m keras_transformer.data.vocabulary_trainer`` (the child of
+    `prepare_corpus`) writes the proto that `TransformerTokenizer.train`
+    learns; text SentencePiece refuses exits with its message."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import REPO_ROOT
+
+    from keras_transformer.data import vocabulary_trainer
+
+    english, german = _corpus()
+    sentences = english[:60] + german[:60]
+    settings = {"vocabulary_size": 120, "seed": 3, "num_threads": 1}
+    env = dict(os.environ, PYTHONPATH=REPO_ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "keras_transformer.data.vocabulary_trainer",
+         json.dumps(settings)],
+        input="\n".join(sentences).encode() + b"\n", capture_output=True, env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    trained = SubwordTokenizer.train(sentences, 120, seed=3, num_threads=1)
+    assert done.stdout == trained.proto
+    done = subprocess.run(
+        [sys.executable, "-m", "keras_transformer.data.vocabulary_trainer",
+         json.dumps({**settings, "vocabulary_size": 6})],
+        input=b"abcdefghij klmnop\n", capture_output=True, env=env, timeout=300,
+    )
+    assert done.returncode == vocabulary_trainer.TRAINING_REFUSED
+    assert "vocabulary_size=6 is too small" in json.loads(done.stdout)["error"]
