@@ -49,9 +49,9 @@ from keras_transformer.data.shards import (
     write_shard,
 )
 from keras_transformer.data.text_files import ParallelFiles
-from keras_transformer.data import vocabulary_trainer
 from keras_transformer.models.transformer.sentencepiece_vocabulary import (
     sentencepiece_trainer_arguments,
+    training_error,
 )
 from keras_transformer.special_tokens import (
     RESERVED_PIECES,
@@ -73,6 +73,52 @@ from keras_transformer.utils.validation import check_int
 CHUNK_LINES = 16_384
 # Sentences written to the vocabulary trainer at a time.
 _PIPE_LINES = 8_192
+# The exit code of the trainer when SentencePiece refuses the text.
+_TRAINING_REFUSED = 3
+
+# The vocabulary trainer, run as ``python -c``: it reads UTF-8 sentences, one
+# per line, from stdin and writes the model proto to stdout; when
+# SentencePiece fails, its message and the number of sentences read as JSON.
+# It imports nothing but SentencePiece, so that it starts in a fraction of a
+# second and its memory is SentencePiece's own.
+_TRAINER = """
+import json
+import sys
+
+import sentencepiece as spm
+
+settings = json.loads(sys.argv[1])
+if settings["seed"] is not None:
+    spm.set_random_generator_seed(settings["seed"])
+num_sentences = 0
+
+
+def sentences():
+    global num_sentences
+    for line in sys.stdin.buffer:
+        num_sentences += 1
+        yield line[:-1].decode("utf-8")
+
+
+class Model:
+    def __init__(self):
+        self.parts = []
+
+    def write(self, data):
+        self.parts.append(data)
+
+
+model = Model()
+try:
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=sentences(), model_writer=model, **settings["arguments"]
+    )
+except RuntimeError as error:
+    sys.stdout.write(json.dumps({"error": str(error), "num_sentences": num_sentences}))
+    sys.exit(settings["refused_exit_code"])
+sys.stdout.buffer.write(b"".join(model.parts))
+"""
+
 
 def prepare_corpus(
     source,
@@ -214,13 +260,12 @@ def prepare_corpus(
             f"model over the same ids). Received: source_vocabulary={source_vocabulary!r}"
         )
     else:
-        trainer_options = dict(
-            vocabulary_size=vocabulary_size,
+        trainer_arguments = sentencepiece_trainer_arguments(
+            vocabulary_size,
             input_sentence_size=input_sentence_size,
             num_threads=num_threads,
             verbose=verbose >= 2,
         )
-        sentencepiece_trainer_arguments(**trainer_options)  # Checks them now.
         settings = {"vocabulary": None, "vocabulary_size": vocabulary_size}
     settings.update(seed=seed, input_sentence_size=input_sentence_size)
     files = ParallelFiles(source, target)
@@ -237,7 +282,13 @@ def prepare_corpus(
             language_tag=check_language_tag_position(language_tag),
         )
         if proto is None:
-            trainer_options["languages"] = list(dict.fromkeys(languages))
+            trainer_arguments = sentencepiece_trainer_arguments(
+                vocabulary_size,
+                input_sentence_size=input_sentence_size,
+                num_threads=num_threads,
+                verbose=verbose >= 2,
+                languages=list(dict.fromkeys(languages)),
+            )
         else:
             missing = sorted(set(languages) - set(language_tag_ids(proto)))
             if missing:
@@ -274,7 +325,7 @@ def prepare_corpus(
         )
     else:
         if proto is None:
-            proto = _train_vocabulary(files, trainer_options, seed, verbose)
+            proto = _train_vocabulary(files, trainer_arguments, seed, verbose)
         os.makedirs(output_dir, exist_ok=True)
         atomic_write_bytes(vocabulary_path, proto)
         manifest = new_manifest(proto, shard_size, inputs, settings)
@@ -409,28 +460,27 @@ def _input_difference(previous, inputs):
     return f"input files changed since (their size): {', '.join(changed)}"
 
 
-def _train_vocabulary(files, options, seed, verbose):
-    """The proto of a vocabulary learned from ``files`` in a child process
-    (`keras_transformer.data.vocabulary_trainer`); ``options``: the
-    `learn_vocabulary` options."""
+def _train_vocabulary(files, arguments, seed, verbose):
+    """The proto of a vocabulary learned from ``files`` in a child process."""
     start = time.perf_counter()
-    limit = options["input_sentence_size"]
     log(
-        f"Learning a vocabulary of {options['vocabulary_size']} pieces from at most "
-        f"{limit} sentences (both sides)...",
+        f"Learning a vocabulary of {arguments['vocab_size']} pieces from at most "
+        f"{arguments['input_sentence_size']} sentences (both sides)...",
         verbose,
     )
+    settings = json.dumps(
+        {"arguments": arguments, "seed": seed, "refused_exit_code": _TRAINING_REFUSED}
+    )
     child = subprocess.Popen(
-        [sys.executable, "-m", vocabulary_trainer.__name__,
-         json.dumps({**options, "seed": seed})],
+        [sys.executable, "-c", _TRAINER, settings],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=None if options["verbose"] else subprocess.DEVNULL,
+        stderr=None if arguments["minloglevel"] == 0 else subprocess.DEVNULL,
     )
     num_sentences = 0
     try:
         try:
-            for text in _vocabulary_text(files, limit, seed):
+            for text in _vocabulary_text(files, arguments["input_sentence_size"], seed):
                 child.stdin.write(("\n".join(text) + "\n").encode("utf-8"))
                 num_sentences += len(text)
             child.stdin.close()
@@ -442,8 +492,13 @@ def _train_vocabulary(files, options, seed, verbose):
         if child.poll() is None:
             child.kill()
             child.wait()
-    if code == vocabulary_trainer.TRAINING_REFUSED:
-        raise ValueError(json.loads(output.decode("utf-8"))["error"])
+    if code == _TRAINING_REFUSED:
+        failure = json.loads(output.decode("utf-8"))
+        raise training_error(
+            RuntimeError(failure["error"]),
+            arguments["vocab_size"],
+            failure["num_sentences"],
+        )
     if code != 0:
         why = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
         raise RuntimeError(

@@ -1,11 +1,11 @@
 """`learn_vocabulary`: the one SentencePiece trainer of the package.
 
-`TransformerTokenizer.train` (and so ``train``) and the vocabulary child
-process of `keras_transformer.data.prepare_corpus` (and so ``preprocess``)
-learn their vocabularies here: BPE with the reserved ids 0-3 of
-`keras_transformer.special_tokens`, so that the same text gives the same
-vocabulary. The module imports nothing but SentencePiece and
-`keras_transformer.special_tokens`.
+`TransformerTokenizer.train` (and so ``train``) learns its vocabulary
+here, and the vocabulary child process of
+`keras_transformer.data.prepare_corpus` (and so ``preprocess``) trains
+SentencePiece with the same `sentencepiece_trainer_arguments`: BPE with the
+reserved ids 0-3 of `keras_transformer.special_tokens`, so that the same
+text gives the same vocabulary.
 """
 
 import io

@@ -7,7 +7,7 @@ kept for one version; ``sentencepiece_trainer_arguments`` and
 ``training_error`` live in `sentencepiece_vocabulary`.
 """
 
-from keras_transformer.models.transformer.sentencepiece_vocabulary import (  # noqa: F401
+from keras_transformer.models.transformer.sentencepiece_vocabulary import (
     learn_vocabulary,
     sentencepiece_trainer_arguments,
     training_error,
@@ -18,3 +18,10 @@ from keras_transformer.models.transformer.transformer_tokenizer import (
 
 # Deprecated alias, kept for one version.
 SubwordTokenizer = TransformerTokenizer
+
+__all__ = [
+    "SubwordTokenizer",
+    "learn_vocabulary",
+    "sentencepiece_trainer_arguments",
+    "training_error",
+]

@@ -367,36 +367,3 @@ def test_one_class_python_keras_hub_and_deprecated_names(tokenizer):
     restored.set_proto(tokenizer.proto)
     assert restored.tokenize(ROUND_TRIP) == tokenizer.tokenize(ROUND_TRIP)
 
-
-def test_the_vocabulary_trainer_module_learns_the_tokenizers_vocabulary():
-    """``python -m keras_transformer.data.vocabulary_trainer`` (the child of
-    `prepare_corpus`) writes the proto that `TransformerTokenizer.train`
-    learns; text SentencePiece refuses exits with its message."""
-    import json
-    import subprocess
-    import sys
-
-    from conftest import REPO_ROOT
-
-    from keras_transformer.data import vocabulary_trainer
-
-    english, german = _corpus()
-    sentences = english[:60] + german[:60]
-    settings = {"vocabulary_size": 120, "seed": 3, "num_threads": 1}
-    env = dict(os.environ, PYTHONPATH=REPO_ROOT)
-    done = subprocess.run(
-        [sys.executable, "-m", "keras_transformer.data.vocabulary_trainer",
-         json.dumps(settings)],
-        input="\n".join(sentences).encode() + b"\n", capture_output=True, env=env,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    trained = SubwordTokenizer.train(sentences, 120, seed=3, num_threads=1)
-    assert done.stdout == trained.proto
-    done = subprocess.run(
-        [sys.executable, "-m", "keras_transformer.data.vocabulary_trainer",
-         json.dumps({**settings, "vocabulary_size": 6})],
-        input=b"abcdefghij klmnop\n", capture_output=True, env=env, timeout=300,
-    )
-    assert done.returncode == vocabulary_trainer.TRAINING_REFUSED
-    assert "vocabulary_size=6 is too small" in json.loads(done.stdout)["error"]
