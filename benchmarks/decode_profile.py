@@ -54,7 +54,7 @@ def main(argv=None):
     import numpy as np
 
     from keras_transformer.data import read_lines
-    from keras_transformer.decoding.generate import generate
+    from keras_transformer.decoding.generate import SearchInputs, generate
     from keras_transformer.decoding.backends import jax_stateless_jit
     from keras_transformer.models.transformer.transformer_loader import find_trained_model
     from keras_transformer.models.transformer.transformer_tokenizer import TransformerTokenizer
@@ -75,7 +75,11 @@ def main(argv=None):
         ids[row, : len(pieces)] = pieces
     limits = np.full((len(sentences),), args.buffer, np.int32)
     search = jax_stateless_jit(
-        model, lambda x: generate(model, x, limits, args.buffer, alpha=0.6))
+        model,
+        lambda x: generate(
+            model, x, args.buffer, inputs=SearchInputs(alpha=0.6, max_lengths=limits)
+        ),
+    )
     sequences, scores = search(ids)  # compile
     scores.block_until_ready()
     start = time.perf_counter()

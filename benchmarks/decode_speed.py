@@ -159,7 +159,7 @@ def measure_cached_vs_uncached(model, sources, args):
     """Cached vs uncached beam search, both through a compiled `Generator`."""
     import numpy as np
 
-    from keras_transformer.decoding import DecodeOptions, Generator
+    from keras_transformer.decoding import DecodeOptions, Generator, SearchInputs
     from keras_transformer.special_tokens import EOS_ID, PAD_ID
 
     length = max(len(s) for s in sources)
@@ -181,14 +181,14 @@ def measure_cached_vs_uncached(model, sources, args):
     outputs, first_call, times = {}, {}, {name: [] for name in generators}
     for name, generator in generators.items():
         start = time.perf_counter()
-        outputs[name], _ = generator.decode(raw_ids, options, steps, output_caps=max_lengths)
+        outputs[name], _ = generator.decode(raw_ids, options, steps, SearchInputs(max_lengths=max_lengths))
         first_call[name] = time.perf_counter() - start
         log(f"{name}: first call (compiles) {first_call[name]:.1f} s")
     # Alternate, so that a change of load on a shared machine hits both.
     for _ in range(args.repeats):
         for name, generator in generators.items():
             start = time.perf_counter()
-            generator.decode(raw_ids, options, steps, output_caps=max_lengths)
+            generator.decode(raw_ids, options, steps, SearchInputs(max_lengths=max_lengths))
             times[name].append(time.perf_counter() - start)
     cached_seconds = statistics.median(times["cached"])
     uncached_seconds = statistics.median(times["uncached"])

@@ -41,8 +41,6 @@ decoding interface (`Transformer.encode`, `build_cache`, `grow_cache`,
   the prefixes and the per-sentence maximum lengths are runtime values.
 """
 
-import collections
-
 import keras
 import numpy as np
 from keras import ops
@@ -56,9 +54,10 @@ from keras_transformer.decoding.cache import (
     uncached_initial_cache,
     uncached_tokens_to_logits,
 )
-from keras_transformer.decoding.options import SearchRequest, StaticDecode
+from keras_transformer.decoding.options import SearchInputs, SearchRequest, StaticDecode
 from keras_transformer.decoding.sampling import sample_tokens
 from keras_transformer.decoding.search import (
+    CacheFunctions,
     beam_search,
     cache_lengths,
     greedy_search,
@@ -75,6 +74,7 @@ else:  # Only the TensorFlow backend's paths use TensorFlow.
 
 __all__ = [
     "Generator",
+    "SearchInputs",
     "SearchRequest",
     "StaticDecode",
     "decode_token_ids",
@@ -83,20 +83,7 @@ __all__ = [
 ]
 
 
-def generate(
-    model,
-    encoder_token_ids,
-    max_lengths,
-    max_length,
-    request=None,
-    alpha=0.6,
-    min_length=0,
-    prefix_ids=None,
-    prefix_lengths=None,
-    seed=0,
-    row_ids=None,
-    constraint_ids=None,
-):
+def generate(model, encoder_token_ids, max_length, request=None, inputs=None):
     """Encodes a batch and searches; all in `keras.ops` (not compiled here).
 
     Args:
@@ -105,25 +92,21 @@ def generate(
             mixture of their next-token probabilities).
         encoder_token_ids: int ``(batch, source_length)``, EOS-terminated,
             PAD-padded.
-        max_lengths: int ``(batch,)``: each row's maximum output length.
         max_length: int, or a scalar int tensor in a TensorFlow graph: the
-            output buffer length (at least ``max(max_lengths)``).
+            output buffer length (at least ``max(inputs.max_lengths)``).
         request: a `SearchRequest`: the search and its static settings.
             Defaults to ``SearchRequest()`` (beam search, 4 beams).
-        alpha: float scalar. Length-penalty exponent.
-        min_length: int scalar. EOS is forbidden before this many tokens.
-        prefix_ids, prefix_lengths: optional forced prefixes (see
-            `search.py`).
-        seed: int scalar. Sampling only.
-        row_ids: optional int ``(batch,)``. Sampling only: a sentence id
-            that does not depend on its batch; sample ``j`` of row ``b``
-            draws with row id ``row_ids[b] * num_return + j``
-            (`sample_tokens`), so a sentence's samples do not depend on the
-            batch it is in. Defaults to the row positions.
-        constraint_ids: optional int ``(batch, phrases, phrase_length)``,
-            PAD-padded target phrases that every output must contain (see
-            `beam_search`). Read only with ``request.constrained``; greedy
-            search then runs as a constrained beam search of one beam.
+        inputs: a `SearchInputs`: ``max_lengths`` (int ``(batch,)``, each
+            row's maximum output length), ``alpha``, ``min_length``, the
+            forced prefixes (see `search`), ``seed`` and ``row_ids``
+            (sampling only: a sentence id that does not depend on its
+            batch; sample ``j`` of row ``b`` draws with row id
+            ``row_ids[b] * num_return + j`` (`sample_tokens`), so a
+            sentence's samples do not depend on the batch it is in;
+            defaults to the row positions) and ``constraint_ids`` (read only
+            with ``request.constrained``; greedy search then runs as a
+            constrained beam search of one beam). Defaults to
+            ``SearchInputs()``.
 
     Returns:
         ``(sequences, scores)``: int32 ``(batch, num_return, max_length)``
@@ -131,47 +114,39 @@ def generate(
         Greedy search returns one hypothesis per row; sampling returns
         ``num_return`` samples per row, in sample order (not sorted).
     """
-    if request is None:
-        request = SearchRequest()
+    request = SearchRequest() if request is None else request
+    inputs = SearchInputs() if inputs is None else inputs
     kind = request.kind
     batch = ops.shape(encoder_token_ids)[0]
     choose_token = None
     if kind == "sample":
+        row_ids = inputs.row_ids
         if row_ids is None:
             row_ids = ops.arange(batch, dtype="int32")
-        choose_token = _token_sampler(request, seed, row_ids)
+        choose_token = _token_sampler(request, inputs.seed, row_ids)
         # Each sentence becomes num_return rows, one per sample.
+        max_lengths = inputs.max_lengths
+        if max_lengths is not None:
+            max_lengths = ops.cast(max_lengths, "int32")
         encoder_token_ids, max_lengths, prefix_ids, prefix_lengths = (
             None if x is None else ops.repeat(x, request.num_return, axis=0)
-            for x in (encoder_token_ids, ops.cast(max_lengths, "int32"),
-                      prefix_ids, prefix_lengths)
+            for x in (encoder_token_ids, max_lengths, inputs.prefix_ids,
+                      inputs.prefix_lengths)
         )
-    decoder = _decoder(model, encoder_token_ids, max_length, request)
-    arguments = {
-        "max_lengths": max_lengths,
-        "min_length": min_length,
-        "alpha": alpha,
-        "python_loop": request.python_loop,
-        "prefix_ids": prefix_ids,
-        "prefix_lengths": prefix_lengths,
-        **decoder.growing,
-    }
+        inputs = inputs.replace(
+            max_lengths=max_lengths, prefix_ids=prefix_ids, prefix_lengths=prefix_lengths
+        )
+    tokens_to_logits, cache, cache_functions = _decoder(
+        model, encoder_token_ids, max_length, request
+    )
     # Constrained decoding is a beam search (greedy: a beam of one).
     if request.constrained or kind == "beam":
-        return beam_search(
-            decoder.tokens_to_logits,
-            decoder.cache,
-            max_length,
-            beam_size=request.beam_size,
-            num_return=request.num_return,
-            reorder_cache=decoder.reorder,
-            tile_cache=decoder.tile,
-            constraint_ids=constraint_ids if request.constrained else None,
-            **arguments,
-        )
+        if not request.constrained:
+            inputs = inputs.replace(constraint_ids=None)
+        return beam_search(tokens_to_logits, cache, max_length, request, inputs, cache_functions)
     sequences, scores = greedy_search(
-        decoder.tokens_to_logits, decoder.cache, max_length,
-        choose_token=choose_token, **arguments,
+        tokens_to_logits, cache, max_length, request,
+        inputs.replace(constraint_ids=None), cache_functions, choose_token,
     )
     if kind == "greedy":
         return sequences[:, None], scores[:, None]
@@ -182,15 +157,11 @@ def generate(
     )
 
 
-# The model as a search sees it: ``tokens_to_logits``, the initial cache,
-# the functions that reorder and tile that cache for beam search, and the
-# searches' growing-cache arguments (``grow_cache``, ``cache_stages``).
-_Decoder = collections.namedtuple("_Decoder", "tokens_to_logits cache reorder tile growing")
-
-
 def _decoder(model, encoder_token_ids, max_length, request):
     """Runs the encoder and sets up the decoder's cache for the searches:
     the one cache setup of greedy search, beam search and sampling.
+    Returns the model as a search sees it: ``(tokens_to_logits,
+    initial_cache, cache_functions)``.
 
     Cached (``request.use_cache``): key/value buffers that start with
     ``request.cache_growth`` positions and grow in stages
@@ -200,26 +171,25 @@ def _decoder(model, encoder_token_ids, max_length, request):
     """
     encoder_output, encoder_padding_mask = model.encode(encoder_token_ids)
     if not request.use_cache:
-        return _Decoder(
+        return (
             uncached_tokens_to_logits(
                 model, decode_fn=request.decode_fn, prefix_multiple=request.prefix_multiple
             ),
             uncached_initial_cache(encoder_output, encoder_padding_mask, max_length),
-            reorder_uncached_cache,
-            tile_cache,
-            {},
+            CacheFunctions(reorder=reorder_uncached_cache, tile=tile_cache),
         )
-    length, growing = max_length, {}
+    length = max_length
+    cache_functions = CacheFunctions(
+        reorder=reorder_transformer_cache, tile=tile_transformer_cache
+    )
     if request.cache_growth is not None:
         stages = cache_lengths(max_length, request.cache_growth)
         length = stages[0]
-        growing = {"grow_cache": model.grow_cache, "cache_stages": stages}
-    return _Decoder(
+        cache_functions = cache_functions._replace(grow=model.grow_cache, stages=stages)
+    return (
         traced_step(cached_tokens_to_logits(model)),
         model.build_cache(encoder_output, encoder_padding_mask, length),
-        reorder_transformer_cache,
-        tile_transformer_cache,
-        growing,
+        cache_functions,
     )
 
 
@@ -247,20 +217,7 @@ def _token_sampler(request, seed, row_ids):
     return choose_token
 
 
-def decode_token_ids(
-    model,
-    token_ids,
-    output_caps,
-    max_length,
-    alpha,
-    min_length,
-    seed,
-    row_ids,
-    prefix_ids,
-    prefix_lengths,
-    static,
-    constraint_ids=None,
-):
+def decode_token_ids(model, token_ids, max_length, inputs, static):
     """Raw source ids -> searched outputs: `prepare_sources` then `generate`.
 
     The function that `Generator` compiles and the SavedModel traces, so
@@ -268,16 +225,13 @@ def decode_token_ids(
 
     Args:
         token_ids: int ``(batch, length)``, PAD-padded, no EOS.
-        output_caps: int ``(batch,)``: extra per-row caps on the output
-            length (the smaller of this and the source's limit applies).
         max_length: int or scalar int tensor: the output buffer length.
-        alpha, min_length, seed: scalars (runtime values).
-        row_ids: int ``(batch,)`` (sampling: each sentence's id).
-        prefix_ids, prefix_lengths: ``(batch, P >= 1)`` and ``(batch,)``;
-            lengths 0 for no prefix.
+        inputs: a `SearchInputs` (see `generate`) of tensors; its
+            ``max_lengths`` (optional int ``(batch,)``) are extra per-row
+            caps on the output length (the smaller of this and the source's
+            limit applies); ``constraint_ids`` is read only with
+            ``static.constrained``.
         static: a `StaticDecode` (Python values that shape the graph).
-        constraint_ids: optional int ``(batch, phrases, phrase_length)``
-            (see `generate`); read only with ``static.constrained``.
 
     Returns:
         ``(sequences (batch, num_return, max_length), scores (batch,
@@ -287,21 +241,9 @@ def decode_token_ids(
         token_ids, static.max_source_length, static.max_extra_length,
         static.max_positions,
     )
-    limits = ops.minimum(limits, ops.cast(output_caps, "int32"))
-    return generate(
-        model,
-        encoder_ids,
-        limits,
-        max_length,
-        static,
-        alpha=alpha,
-        min_length=min_length,
-        prefix_ids=prefix_ids,
-        prefix_lengths=prefix_lengths,
-        seed=seed,
-        row_ids=row_ids,
-        constraint_ids=constraint_ids,
-    )
+    if inputs.max_lengths is not None:
+        limits = ops.minimum(limits, ops.cast(inputs.max_lengths, "int32"))
+    return generate(model, encoder_ids, max_length, static, inputs.replace(max_lengths=limits))
 
 
 def _prefix_arrays(prefix_ids, prefix_lengths, batch):
@@ -315,13 +257,21 @@ def _prefix_arrays(prefix_ids, prefix_lengths, batch):
     return prefix_ids, np.asarray(prefix_lengths, np.int32)
 
 
+# The `SearchInputs` fields that `Generator` passes to its compiled
+# function as tensors, after the source ids and the buffer, in this order.
+_INPUT_FIELDS = (
+    "max_lengths", "alpha", "min_length", "seed", "row_ids", "prefix_ids",
+    "prefix_lengths", "constraint_ids",
+)
+
+
 def tf_decode_signature():
     """`tf.TensorSpec` list of `decode_token_ids`' tensor inputs."""
 
     return [
         tf.TensorSpec([None, None], tf.int32),  # token_ids
-        tf.TensorSpec([None], tf.int32),  # output_caps
         tf.TensorSpec([None], tf.int32),  # buffer: its length only
+        tf.TensorSpec([None], tf.int32),  # max_lengths: output caps
         tf.TensorSpec([], tf.float32),  # alpha
         tf.TensorSpec([], tf.int32),  # min_length
         tf.TensorSpec([], tf.int32),  # seed
@@ -386,63 +336,57 @@ class Generator:
             self.backend in ("tensorflow", "torch") and bool(self.jit_compile)
         )
 
-    def _core(self, token_ids, caps, buffer, alpha, min_length, seed, row_ids,
-              prefix_ids, prefix_lengths, constraint_ids, static):
+    def _core(self, static, token_ids, buffer, *values):
+        """`decode_token_ids` on the tensors of `tf_decode_signature`, in
+        its order: ``values`` are the `SearchInputs` fields of
+        `_INPUT_FIELDS`."""
         if self.backend in ("jax", "tensorflow"):
             self.trace_count += 1  # only runs while tracing
         # The buffer length comes from a shape: a Python int under JAX and
         # torch, a scalar tensor in a TensorFlow graph with a None dimension.
-        return decode_token_ids(
-            self.model, token_ids, caps, ops.shape(buffer)[0], alpha,
-            min_length, seed, row_ids, prefix_ids, prefix_lengths, static,
-            constraint_ids=constraint_ids,
-        )
+        inputs = SearchInputs(**dict(zip(_INPUT_FIELDS, values)))
+        return decode_token_ids(self.model, token_ids, ops.shape(buffer)[0], inputs, static)
 
     def _compiled(self, static):
         if static not in self._functions:
             signature = tf_decode_signature() if self.backend == "tensorflow" else None
             self._functions[static] = compile_for_backend(
                 self.model,
-                lambda *args: self._core(*args, static),
+                lambda *args: self._core(static, *args),
                 signature,
                 jit_compile=self.jit_compile,
             )
         return self._functions[static]
 
-    def decode(
-        self,
-        token_ids,
-        options,
-        max_length,
-        output_caps=None,
-        max_positions=None,
-        row_ids=None,
-        prefix_ids=None,
-        prefix_lengths=None,
-        seed=0,
-        constraint_ids=None,
-    ):
+    def decode(self, token_ids, options, max_length, inputs=None, max_positions=None):
         """Raw source ids (no EOS, PAD-padded) -> numpy ``(sequences, scores)``.
 
         ``options`` is a `DecodeOptions`: its beam size, number of returns,
         search kind, sampling filters and source/output lengths are static
-        (one compiled function each), alpha, min_length and ``seed`` are
-        runtime values. ``output_caps`` (optional ``(batch,)``) tightens
-        each row's output limit. ``constraint_ids`` (optional int
-        ``(batch, phrases, phrase_length)``, PAD-padded; see `beam_search`)
-        runs the constrained search (its own compiled function); None runs
-        the unconstrained one.
+        (one compiled function each), alpha and min_length are runtime
+        values. ``inputs`` (optional `SearchInputs` of arrays; its alpha and
+        min_length are ``options``') holds the other runtime values:
+        ``max_lengths`` (``(batch,)``) tightens each row's output limit,
+        ``row_ids``, ``seed``, the forced prefixes, and ``constraint_ids``
+        (int ``(batch, phrases, phrase_length)``, PAD-padded; see
+        `beam_search`), which runs the constrained search (its own compiled
+        function); None runs the unconstrained one.
         """
+        inputs = SearchInputs() if inputs is None else inputs
         token_ids = np.asarray(token_ids, np.int32)
         batch = token_ids.shape[0]
+        output_caps = inputs.max_lengths
         if output_caps is None:
             output_caps = np.full((batch,), np.iinfo(np.int32).max, np.int32)
+        row_ids = inputs.row_ids
         if row_ids is None:
             row_ids = np.arange(batch, dtype=np.int32)
-        prefix_ids, prefix_lengths = _prefix_arrays(prefix_ids, prefix_lengths, batch)
-        constrained = constraint_ids is not None
+        prefix_ids, prefix_lengths = _prefix_arrays(
+            inputs.prefix_ids, inputs.prefix_lengths, batch
+        )
+        constrained = inputs.constraint_ids is not None
         if constrained:
-            constraint_ids = np.asarray(constraint_ids, np.int32)
+            constraint_ids = np.asarray(inputs.constraint_ids, np.int32)
         else:
             constraint_ids = np.zeros((batch, 1, 1), np.int32)
         static = StaticDecode.from_options(
@@ -452,11 +396,11 @@ class Generator:
         function = self._compiled(static)
         sequences, scores = function(
             ops.convert_to_tensor(token_ids),
-            ops.convert_to_tensor(np.asarray(output_caps, np.int32)),
             ops.convert_to_tensor(np.zeros((int(max_length),), np.int32)),
+            ops.convert_to_tensor(np.asarray(output_caps, np.int32)),
             ops.convert_to_tensor(np.float32(options.alpha)),
             ops.convert_to_tensor(np.int32(options.min_length)),
-            ops.convert_to_tensor(np.int32(seed)),
+            ops.convert_to_tensor(np.int32(inputs.seed)),
             ops.convert_to_tensor(np.asarray(row_ids, np.int32)),
             ops.convert_to_tensor(np.asarray(prefix_ids, np.int32)),
             ops.convert_to_tensor(np.asarray(prefix_lengths, np.int32)),

@@ -1,5 +1,6 @@
-"""The options of a search: `DecodeOptions` (what a user chooses) and
-`SearchRequest` / `StaticDecode` (what shapes a compiled search).
+"""The options of a search: `DecodeOptions` (what a user chooses),
+`SearchRequest` / `StaticDecode` (what shapes a compiled search) and
+`SearchInputs` (the runtime values a compiled search takes).
 
 `DecodeOptions` is one frozen object that carries the search settings from
 wherever a user sets them (the Python API, the CLI's flags, a config file,
@@ -12,7 +13,8 @@ the argument's name.
 is stepped); it is hashable, so a compiled function can be kept per request.
 The runtime values (alpha, min_length, the sampling seed, prefixes, lengths)
 are not part of it: they are tensors, and changing them reuses the compiled
-function. `StaticDecode` adds the source-preparation lengths.
+function; `SearchInputs` carries them. `StaticDecode` adds the
+source-preparation lengths.
 
 This module imports nothing from Keras: the CLI can validate flags before
 choosing and importing a backend.
@@ -268,3 +270,50 @@ class StaticDecode(SearchRequest):
             max_positions=max_positions,
             **request,
         )
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SearchInputs:
+    """The runtime part of a search: values a compiled search takes as
+    arguments (tensors, or Python numbers outside a compiled function).
+
+    Apart from `SearchRequest` because a compiled search is kept per request
+    (a hashable key), while changing one of these must reuse it. The
+    searches (`beam_search`, `greedy_search`) read ``alpha`` to
+    ``constraint_ids`` and ``batch_size``; `generate` also ``seed`` and
+    ``row_ids``.
+
+    Args:
+        alpha: float scalar. GNMT length-penalty exponent, ``>= 0``.
+            Defaults to 0.6 (the paper's).
+        min_length: int scalar. EOS is forbidden before this many tokens.
+            Defaults to 0.
+        max_lengths: optional int ``(batch,)``: each row's maximum output
+            length (its last allowed token is EOS). Defaults to None (the
+            search's ``max_length``).
+        prefix_ids, prefix_lengths: optional int ``(batch, P >= 1)`` and
+            ``(batch,)``: forced target prefixes (see `search`). Defaults
+            to None.
+        constraint_ids: optional int ``(batch, phrases, phrase_length)``,
+            PAD-padded: target phrases every output must contain (beam
+            search only; see `beam_search`). Defaults to None.
+        seed: int scalar. Sampling only. Defaults to 0.
+        row_ids: optional int ``(batch,)``. Sampling only: each sentence's
+            id (see `generate`). Defaults to the row positions.
+        batch_size: int or None. Needed only when the search's cache has
+            no tensors; defaults to the first axis of its first leaf.
+    """
+
+    alpha: object = 0.6
+    min_length: object = 0
+    max_lengths: object = None
+    prefix_ids: object = None
+    prefix_lengths: object = None
+    constraint_ids: object = None
+    seed: object = 0
+    row_ids: object = None
+    batch_size: int = None
+
+    def replace(self, **changes):
+        """A copy with ``changes`` applied."""
+        return dataclasses.replace(self, **changes)

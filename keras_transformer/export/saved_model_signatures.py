@@ -22,7 +22,7 @@ as `Translator._tag` places it.
 import tensorflow as tf
 
 from keras_transformer.decoding.forced import token_log_probs
-from keras_transformer.decoding.generate import StaticDecode, decode_token_ids
+from keras_transformer.decoding.generate import SearchInputs, StaticDecode, decode_token_ids
 from keras_transformer.decoding.sources import (
     model_max_positions,
     prepare_sources,
@@ -257,20 +257,16 @@ class SignatureBuilder:
             max_length = tf.minimum(max_length, self.max_positions)
 
         def run():
-            sequences, scores = decode_token_ids(
-                self.model,
-                token_ids,
-                tf.fill([batch], tf.int32.max),
-                max_length,
-                tf.constant(options.alpha, tf.float32),
-                tf.constant(options.min_length, tf.int32),
-                seed,
-                tf.range(batch, dtype=tf.int32),  # sampling: as Translator's row ids
-                prefix_ids,
-                prefix_lengths,
-                static,
+            inputs = SearchInputs(
+                alpha=tf.constant(options.alpha, tf.float32),
+                min_length=tf.constant(options.min_length, tf.int32),
+                prefix_ids=prefix_ids,
+                prefix_lengths=prefix_lengths,
                 constraint_ids=constraint_ids,
+                seed=seed,
+                row_ids=tf.range(batch, dtype=tf.int32),  # sampling: as Translator's
             )
+            sequences, scores = decode_token_ids(self.model, token_ids, max_length, inputs, static)
             return tf.cast(sequences, tf.int32), tf.cast(scores, tf.float32)
 
         def empty():

@@ -12,11 +12,8 @@ from keras import ops
 from keras_transformer import Transformer
 from keras_transformer.data import SubwordTokenizer
 from keras_transformer.decoding import Ensemble
-from keras_transformer.decoding.search import (
-    _advance_constraints,
-    _constraint_phrases,
-    beam_search,
-)
+from keras_transformer.decoding.constraints import _advance_constraints, constraint_phrases
+from keras_transformer.decoding.search import SearchInputs, SearchRequest, beam_search
 from keras_transformer.models.transformer.translator import Translator
 from keras_transformer.special_tokens import EOS_ID, PAD_ID
 
@@ -78,8 +75,11 @@ def test_search_meets_every_constraint_and_none_is_the_plain_search():
     constraints[0, 1, 0] = 11
     constraints[1, 0, :3] = [5, 6, 9]
     # Row 2: no phrase.
-    arguments = dict(beam_size=4, num_return=2, batch_size=3, alpha=0.6)
-    ids, scores = beam_search(tokens_to_logits, {}, 16, constraint_ids=constraints, **arguments)
+    request = SearchRequest(beam_size=4, num_return=2)
+    inputs = SearchInputs(batch_size=3, alpha=0.6)
+    ids, scores = beam_search(
+        tokens_to_logits, {}, 16, request, inputs.replace(constraint_ids=constraints)
+    )
     ids, scores = ops.convert_to_numpy(ids), ops.convert_to_numpy(scores)
     assert np.isfinite(scores[:, 0]).all()
     for row in range(3):
@@ -90,9 +90,10 @@ def test_search_meets_every_constraint_and_none_is_the_plain_search():
 
     # Without phrases (all PAD) the constrained search keeps the plain one's
     # choices: one bank, filled by score.
-    plain_ids, plain_scores = beam_search(tokens_to_logits, {}, 16, **arguments)
+    plain_ids, plain_scores = beam_search(tokens_to_logits, {}, 16, request, inputs)
     empty_ids, empty_scores = beam_search(
-        tokens_to_logits, {}, 16, constraint_ids=np.zeros((3, 1, 2), np.int32), **arguments
+        tokens_to_logits, {}, 16, request,
+        inputs.replace(constraint_ids=np.zeros((3, 1, 2), np.int32)),
     )
     np.testing.assert_array_equal(ops.convert_to_numpy(empty_ids), ops.convert_to_numpy(plain_ids))
     np.testing.assert_allclose(
@@ -101,7 +102,7 @@ def test_search_meets_every_constraint_and_none_is_the_plain_search():
 
 
 def test_a_phrase_counts_only_when_its_tokens_are_contiguous():
-    phrases = _constraint_phrases(np.array([[[5, 6], [9, 0]]], np.int32), PAD_ID)
+    phrases = constraint_phrases(np.array([[[5, 6], [9, 0]]], np.int32), PAD_ID)
     met = ops.zeros((1, 3, 4), dtype="bool")
     progress = ops.full((1, 3), -1, dtype="int32")
     # Three hypotheses: 5 6 | 5 7 6 | 9 5 5 6.

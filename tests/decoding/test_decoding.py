@@ -11,6 +11,8 @@ from keras_transformer import Transformer
 from keras_transformer.decoding import (
     DecodeOptions,
     Generator,
+    CacheFunctions,
+    SearchInputs,
     SearchRequest,
     beam_search,
     compile_for_backend,
@@ -96,10 +98,8 @@ def test_exhaustive_beam_search_equals_brute_force(alpha, python_loop):
         _toy_tokens_to_logits(tables),
         {"row": np.arange(2, dtype="int32")},
         max_length=TOY_MAX_LENGTH,
-        beam_size=12,
-        alpha=alpha,
-        num_return=4,
-        python_loop=python_loop,
+        request=SearchRequest(beam_size=12, num_return=4, python_loop=python_loop),
+        inputs=SearchInputs(alpha=alpha),
     )
     sequences, scores = to_numpy(sequences), to_numpy(scores)
     assert sequences.shape == (2, 4, TOY_MAX_LENGTH)
@@ -120,11 +120,12 @@ def test_exhaustive_beam_search_with_prefixes_equals_brute_force():
         _toy_tokens_to_logits(tables),
         {"row": np.arange(3, dtype="int32")},
         max_length=TOY_MAX_LENGTH,
-        beam_size=12,
-        alpha=0.6,
-        num_return=3,
-        prefix_ids=np.array([[4, 0], [5, 4], [0, 0]], "int32"),
-        prefix_lengths=np.array([1, 2, 0], "int32"),
+        request=SearchRequest(beam_size=12, num_return=3),
+        inputs=SearchInputs(
+            alpha=0.6,
+            prefix_ids=np.array([[4, 0], [5, 4], [0, 0]], "int32"),
+            prefix_lengths=np.array([1, 2, 0], "int32"),
+        ),
     )
     sequences, scores = to_numpy(sequences), to_numpy(scores)
     for row, prefix in enumerate(prefixes):
@@ -147,8 +148,11 @@ def test_greedy_prefix_and_token_choice_hook():
     cache = {"row": np.arange(2, dtype="int32")}
     sequences, scores = greedy_search(
         fn, cache, TOY_MAX_LENGTH,
-        prefix_ids=np.array([[5, 5], [4, 0]], "int32"),
-        prefix_lengths=np.array([2, 1], "int32"),
+        inputs=SearchInputs(
+            alpha=0.0,
+            prefix_ids=np.array([[5, 5], [4, 0]], "int32"),
+            prefix_lengths=np.array([2, 1], "int32"),
+        ),
     )
     sequences = to_numpy(sequences)
     assert list(sequences[0, :2]) == [5, 5] and sequences[0, 2] == EOS_ID
@@ -182,10 +186,11 @@ def test_beam_size_one_equals_greedy_toy(python_loop):
     cache = {"row": np.arange(3, dtype="int32")}
     fn = _toy_tokens_to_logits(tables)
     greedy, greedy_scores = greedy_search(
-        fn, cache, TOY_MAX_LENGTH, python_loop=python_loop
+        fn, cache, TOY_MAX_LENGTH, SearchRequest(beam_size=1, python_loop=python_loop)
     )
     beam, beam_scores = beam_search(
-        fn, cache, TOY_MAX_LENGTH, beam_size=1, alpha=0.0, python_loop=python_loop
+        fn, cache, TOY_MAX_LENGTH, SearchRequest(beam_size=1, python_loop=python_loop),
+        SearchInputs(alpha=0.0),
     )
     np.testing.assert_array_equal(to_numpy(beam)[:, 0], to_numpy(greedy))
     np.testing.assert_allclose(
@@ -230,8 +235,8 @@ def test_traced_negative_alpha_keeps_beam_search_exact():
             _toy_tokens_to_logits(tables),
             {"row": ops.arange(2, dtype="int32")},
             max_length=TOY_MAX_LENGTH,
-            beam_size=4,
-            alpha=a,
+            request=SearchRequest(beam_size=4),
+            inputs=SearchInputs(alpha=a),
         )
     )
     sequences, scores = search(ops.convert_to_tensor(np.float32(alpha)))
@@ -250,7 +255,9 @@ def test_min_length_and_per_row_max_lengths():
         logits = ops.one_hot(ops.full((ops.shape(token_ids)[0],), EOS_ID), 8) * 5.0
         return logits, cache
 
-    sequences, _ = greedy_search(eager_to_stop, {}, 10, batch_size=2, min_length=4)
+    sequences, _ = greedy_search(
+        eager_to_stop, {}, 10, inputs=SearchInputs(batch_size=2, min_length=4)
+    )
     for row in to_numpy(sequences):
         assert list(row[:4]).index(EOS_ID) == 3
     # A model that never wants to stop.
@@ -260,7 +267,8 @@ def test_min_length_and_per_row_max_lengths():
 
     for search in (greedy_search, beam_search):
         sequences, scores = search(
-            never_stop, {}, 10, max_lengths=np.array([3, 7]), batch_size=2
+            never_stop, {}, 10,
+            inputs=SearchInputs(max_lengths=np.array([3, 7]), batch_size=2),
         )
         sequences = to_numpy(sequences).reshape(2, -1, 10)[:, 0]
         assert list(sequences[0]) == [5, 5, EOS_ID] + [PAD_ID] * 7
@@ -272,12 +280,12 @@ def test_search_argument_errors():
     fn = _toy_tokens_to_logits(_toy_tables(1, 0))
     cache = {"row": np.zeros((1,), "int32")}
     with pytest.raises(ValueError, match="num_return"):
-        beam_search(fn, cache, 3, beam_size=2, num_return=3)
+        beam_search(fn, cache, 3, SearchRequest(beam_size=2, num_return=3))
     # The early-stopping bound assumes alpha >= 0: a negative alpha is
     # refused as a Python number and as a concrete tensor alike.
     for alpha in (-0.5, ops.convert_to_tensor(-0.5), np.float32(-0.5)):
         with pytest.raises(ValueError, match="alpha must be >= 0"):
-            beam_search(fn, cache, 3, beam_size=2, alpha=alpha)
+            beam_search(fn, cache, 3, SearchRequest(beam_size=2), SearchInputs(alpha=alpha))
     with pytest.raises(ValueError, match="max_length"):
         greedy_search(fn, cache, 0)
     with pytest.raises(ValueError, match="batch_size"):
@@ -321,7 +329,7 @@ def _decode(generator, sources, **options):
     ids, max_lengths = sources
     raw = np.where(ids == EOS_ID, PAD_ID, ids)[:, :-1]
     options = DecodeOptions(max_extra_length=MAX_LENGTH, **options)
-    return generator.decode(raw, options, MAX_LENGTH, output_caps=max_lengths)
+    return generator.decode(raw, options, MAX_LENGTH, SearchInputs(max_lengths=max_lengths))
 
 
 @pytest.fixture(scope="module")
@@ -361,12 +369,12 @@ def test_cached_greedy_equals_full_recomputation_bf16_and_learned(sources, optio
     )
     ids, max_lengths = sources
     with _no_grad():
+        inputs = SearchInputs(alpha=0.6, max_lengths=max_lengths)
         cached, cached_scores = generate(
-            variant, ids, max_lengths, MAX_LENGTH, SearchRequest(beam_size=1), alpha=0.6
+            variant, ids, MAX_LENGTH, SearchRequest(beam_size=1), inputs
         )
         uncached, scores = generate(
-            variant, ids, max_lengths, MAX_LENGTH,
-            SearchRequest(beam_size=1, use_cache=False), alpha=0.6,
+            variant, ids, MAX_LENGTH, SearchRequest(beam_size=1, use_cache=False), inputs
         )
     np.testing.assert_array_equal(to_numpy(cached), to_numpy(uncached))
     tolerance = 2e-2 if "dtype" in options else 1e-5
@@ -414,7 +422,9 @@ def test_beam_size_one_equals_greedy_model(model, sources, cached_results):
     request = SearchRequest(search="beam", beam_size=1)
     search = compile_for_backend(
         model,
-        lambda x, lengths: generate(model, x, lengths, MAX_LENGTH, request, alpha=0.0),
+        lambda x, lengths: generate(
+            model, x, MAX_LENGTH, request, SearchInputs(alpha=0.0, max_lengths=lengths)
+        ),
     )
     beam, _ = search(ops.convert_to_tensor(ids), ops.convert_to_tensor(max_lengths))
     np.testing.assert_array_equal(to_numpy(beam), cached_results["greedy"][0])
@@ -440,12 +450,14 @@ def test_uncached_prefix_decoding_in_a_python_loop(model, sources, cached_result
             beam_size=1, use_cache=False, python_loop=True,
             decode_fn=compiled_decode(model), prefix_multiple=8,
         )
-        sequences, _ = generate(model, ids, max_lengths, MAX_LENGTH, request, alpha=0.6)
+        sequences, _ = generate(
+            model, ids, MAX_LENGTH, request, SearchInputs(alpha=0.6, max_lengths=max_lengths)
+        )
     np.testing.assert_array_equal(to_numpy(sequences), cached_results["greedy"][0][1:3])
 
 
 def test_two_stage_top_candidates_equal_one_top_k():
-    from keras_transformer.decoding.search import _top_candidates
+    from keras_transformer.decoding.beam import top_candidates
 
     rng = np.random.default_rng(0)
     candidates = rng.normal(size=(3, 4, 64)).astype("float32")
@@ -453,7 +465,7 @@ def test_two_stage_top_candidates_equal_one_top_k():
     flat = candidates.reshape(3, -1)
     order = np.argsort(-flat, axis=1)[:, :8]
     log_probs, beams, tokens = (
-        to_numpy(x) for x in _top_candidates(ops.convert_to_tensor(candidates), 8, 64)
+        to_numpy(x) for x in top_candidates(ops.convert_to_tensor(candidates), 8, 64)
     )
     np.testing.assert_allclose(log_probs, np.take_along_axis(flat, order, 1))
     np.testing.assert_array_equal(beams, order // 64)
@@ -465,7 +477,7 @@ def test_two_stage_top_candidates_equal_one_top_k():
 def test_blocked_top_k_equals_top_k(length):
     # 8000: 125 blocks of 64; 6068 = 4 * 37 * 41: 82 blocks of 74; 8009 is a
     # prime (no block length divides it): plain top-k.
-    from keras_transformer.decoding.search import _block_length, blocked_top_k
+    from keras_transformer.decoding.beam import _block_length, blocked_top_k
 
     rng = np.random.default_rng(length)
     x = rng.normal(size=(3, 4, length)).astype("float32")
@@ -519,10 +531,10 @@ def test_cache_growth_is_checked():
         Generator(None, cache_growth=0)
     with pytest.raises(ValueError, match="cache_growth"):
         SearchRequest(cache_growth=0)
-    with pytest.raises(ValueError, match="grow_cache needs cache_stages"):
+    with pytest.raises(ValueError, match="grow needs stages"):
         greedy_search(
             _toy_tokens_to_logits(_toy_tables(1, 0)), {"row": np.zeros((1,), "int32")},
-            TOY_MAX_LENGTH, grow_cache=lambda cache, length: cache,
+            TOY_MAX_LENGTH, cache_functions=CacheFunctions(grow=lambda cache, length: cache),
         )
 
 
@@ -604,8 +616,9 @@ def test_torch_compiled_decode_equals_eager_without_graph_breaks(
         ids, caps = sources
         raw = np.where(ids == EOS_ID, PAD_ID, ids)[:, :-1]
         options = DecodeOptions(max_extra_length=MAX_LENGTH, **sampling)
-        expected = eager.decode(raw, options, MAX_LENGTH, output_caps=caps, seed=seed)
-        sampled = compiled.decode(raw, options, MAX_LENGTH, output_caps=caps, seed=seed)
+        inputs = SearchInputs(max_lengths=caps, seed=seed)
+        expected = eager.decode(raw, options, MAX_LENGTH, inputs)
+        sampled = compiled.decode(raw, options, MAX_LENGTH, inputs)
         np.testing.assert_array_equal(sampled[0], expected[0])
         np.testing.assert_allclose(sampled[1], expected[1], rtol=1e-4, atol=1e-5)
     # Sampling: greedy search's loop body, one more graph.

@@ -21,6 +21,7 @@ from keras_transformer.decoding import (
     DecodeOptions,
     Ensemble,
     Generator,
+    SearchInputs,
     compile_for_backend,
 )
 from keras_transformer.decoding.forced import alignments, shift_right, token_log_probs
@@ -60,8 +61,8 @@ def raw_sources():
     return raw
 
 
-def _decode(model, raw, options, **kwargs):
-    return Generator(model).decode(raw, options, MAX_LENGTH, **kwargs)
+def _decode(model, raw, options, **inputs):
+    return Generator(model).decode(raw, options, MAX_LENGTH, SearchInputs(**inputs))
 
 
 def _encoder_ids(raw):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from keras_transformer import Transformer
-from keras_transformer.decoding import DecodeOptions, Generator
+from keras_transformer.decoding import DecodeOptions, Generator, SearchInputs
 from keras_transformer.decoding.forced import alignments, shift_right, token_log_probs
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
@@ -34,7 +34,7 @@ def searched(model):
     raw = np.where(ids == EOS_ID, PAD_ID, ids)[:, :-1]
     options = DecodeOptions(beam_size=3, alpha=0.0, num_return=2, max_extra_length=MAX_LENGTH)
     sequences, scores = Generator(model).decode(
-        raw, options, MAX_LENGTH, output_caps=np.array([12, 7, 12], "int32")
+        raw, options, MAX_LENGTH, SearchInputs(max_lengths=np.array([12, 7, 12], "int32"))
     )
     return ids, sequences, scores
 

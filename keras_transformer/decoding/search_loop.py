@@ -1,0 +1,183 @@
+"""The loop of the searches and the cache it carries.
+
+`keras.ops.while_loop` with every shape fixed across iterations, so that a
+search compiles under ``jax.jit`` and ``tf.function`` (a plain Python loop
+on torch, where `keras.ops.while_loop` is one); `compiled_loop_bodies`
+compiles the body of that Python loop; `cache_lengths` and the staged loop
+grow a key/value cache while the hypotheses need room. `CacheFunctions`
+names how a model's cache is tiled, reordered and grown; `length_penalty`
+and `NEG_INF` are the scoring constants every search shares.
+"""
+
+import collections
+import contextlib
+import contextvars
+
+from keras import ops, tree
+
+# Log-probability of forbidden tokens and empty hypothesis slots. Finite, so
+# that sums and differences never produce NaN.
+NEG_INF = -1.0e9
+
+
+def length_penalty(length, alpha):
+    """The GNMT length penalty ``((5 + length) / 6) ** alpha``.
+
+    Args:
+        length: int or int tensor. Number of generated tokens, EOS included.
+        alpha: float or float scalar tensor. ``0`` disables the penalty.
+
+    Returns:
+        float32 tensor of the shape of ``length``.
+    """
+    length = ops.cast(length, "float32")
+    alpha = ops.cast(alpha, "float32")
+    return ops.power((5.0 + length) / 6.0, alpha)
+
+
+def tile_cache(cache, beam_size):
+    """Default beam tiling: every leaf repeated ``beam_size`` times on axis 0."""
+    return tree.map_structure(lambda x: ops.repeat(x, beam_size, axis=0), cache)
+
+
+def gather_cache(cache, flat_indices):
+    """Default cache reordering: every leaf gathered on axis 0."""
+    return tree.map_structure(lambda x: ops.take(x, flat_indices, axis=0), cache)
+
+
+class CacheFunctions(
+    collections.namedtuple(
+        "CacheFunctions", "reorder tile grow stages", defaults=(gather_cache, tile_cache, None, None)
+    )
+):
+    """How a search moves and grows the cache of ``tokens_to_logits``.
+
+    Args:
+        reorder: ``(cache, flat_indices (batch * beam_size,)) -> cache``:
+            beam search's reordering after each step. Pass a function that
+            skips leaves that are the same for every beam of an element
+            (e.g. encoder keys/values) to save work. Defaults to
+            `gather_cache` (every leaf gathered on axis 0).
+        tile: ``(initial_cache, beam_size) -> cache`` with ``batch *
+            beam_size`` rows per hypothesis leaf. A model whose per-sentence
+            leaves serve all beams of a sentence (``tokens_to_logits`` then
+            sees them with ``batch`` rows) may leave those untiled and
+            unreordered. Defaults to `tile_cache` (every leaf repeated).
+        grow, stages: optional growing cache (see `cache_lengths`): the
+            initial cache is sized for ``stages[0]`` positions and
+            ``grow(cache, length)`` pads it to each following stage's length
+            (the last is the search's ``max_length``) when the search needs
+            the room; beam search passes it the tiled, reordered cache.
+            Defaults to None (one cache of ``max_length`` positions).
+    """
+
+    __slots__ = ()
+
+
+# A function that compiles a loop body and one that records a model step,
+# set by `compiled_loop_bodies` (the torch backend with ``jit_compile``, see
+# `backends.compile_for_backend` and `torch_steps`).
+_loop_body_compiler = contextvars.ContextVar("loop_body_compiler", default=None)
+_step_tracer = contextvars.ContextVar("step_tracer", default=None)
+
+
+@contextlib.contextmanager
+def compiled_loop_bodies(compile_body, trace_step=None):
+    """Within the context, the searches' loops run ``compile_body(body)``.
+
+    For backends whose `keras.ops.while_loop` is a Python loop (torch): the
+    loop stays in Python (its exit depends on the data) and each iteration
+    calls the compiled body. The first iteration runs uncompiled: a Keras
+    layer's first call sets attributes that a compiler's guards would see
+    change, and the live and finished sequences start as one tensor; each
+    would cost a recompilation. ``trace_step`` (optional) is what
+    `traced_step` applies to a model's ``tokens_to_logits``.
+    """
+    token = _loop_body_compiler.set(compile_body)
+    tracer_token = _step_tracer.set(trace_step)
+    try:
+        yield
+    finally:
+        _step_tracer.reset(tracer_token)
+        _loop_body_compiler.reset(token)
+
+
+def traced_step(tokens_to_logits):
+    """``tokens_to_logits`` as the current `compiled_loop_bodies` context
+    records it (unchanged outside one, or without a ``trace_step``)."""
+    trace_step = _step_tracer.get()
+    return tokens_to_logits if trace_step is None else trace_step(tokens_to_logits)
+
+
+def while_loop(cond, body, state, python_loop):
+    """``state`` after running ``body`` while ``cond``: `keras.ops.while_loop`,
+    a Python loop with ``python_loop``, or the compiled body of the current
+    `compiled_loop_bodies` context."""
+    if python_loop:
+        while bool(ops.convert_to_numpy(cond(state))):
+            state = body(state)
+        return state
+    compile_body = _loop_body_compiler.get()
+    if compile_body is not None:
+        if not bool(ops.convert_to_numpy(cond(state))):
+            return state
+        state = body(state)
+        body = compile_body(body)
+    return ops.while_loop(cond, lambda s: (body(s),), (state,))[0]
+
+
+def cache_lengths(max_length, first=16):
+    """Buffer lengths a growing cache passes through, the last ``max_length``.
+
+    A cached step reads (and beam search reorders) the whole key/value
+    buffer, used or not, so a buffer sized for the longest allowed output
+    (the source length + 50 by default) costs several times what the
+    outputs need: most translations end within a few tokens of the source's
+    length. The searches therefore start with a ``first``-position buffer
+    and double it while the longest hypothesis still needs room (and while
+    the next doubling is at most half of ``max_length``; after that it jumps
+    to ``max_length``). Each length is a separate compiled loop (more
+    compilation, once per shape) in exchange for cheaper steps while the
+    outputs are short (measurements: `benchmarks/README.md`,
+    `benchmarks/decode_speed.py`).
+
+    ``max_length`` may be a scalar tensor (a TensorFlow graph serving every
+    buffer length); the stages are then ``min(first, L)``, ``min(2 * first,
+    L)`` and ``L``, a stage that adds no room running no step.
+    """
+    if ops.is_tensor(max_length):
+        return [ops.minimum(first, max_length), ops.minimum(2 * first, max_length),
+                max_length]
+    lengths = []
+    length = first
+    while length <= max_length // 2:
+        lengths.append(length)
+        length *= 2
+    return lengths + [max_length]
+
+
+def staged_while_loop(cond, body, state, python_loop, cache_functions):
+    """`while_loop` through growing cache lengths (see `cache_lengths`).
+
+    ``state["cache"]`` starts sized for ``cache_functions.stages[0]``; each
+    stage runs while ``state["index"]`` (the position the next step writes)
+    fits, then ``cache_functions.grow(cache, next_length)`` pads the cache
+    for the next stage. Without ``grow`` one loop runs on the initial cache.
+    """
+    grow_cache, lengths = cache_functions.grow, cache_functions.stages
+    if grow_cache is None:
+        return while_loop(cond, body, state, python_loop)
+    if not lengths:
+        raise ValueError(
+            "CacheFunctions.grow needs stages, the cache lengths from the "
+            "initial cache's to max_length (see `cache_lengths`)."
+        )
+    for stage, length in enumerate(lengths):
+        if stage:
+            state = dict(state, cache=grow_cache(state["cache"], length))
+
+        def stage_cond(state, length=length):
+            return ops.logical_and(cond(state), state["index"] < length)
+
+        state = while_loop(stage_cond, body, state, python_loop)
+    return state
