@@ -62,6 +62,11 @@ ALLOWED = {
     "keras_transformer/training/validation_bleu.py:ValidationBleu.__init__": (
         "a Keras callback's constructor taking TrainConfig values"
     ),
+    "keras_transformer/training/trainer.py:_fit": (
+        "the training run's parts built by train (config, run directory, "
+        "tokenizer, splits, datasets) and how it runs (resume, callbacks, "
+        "verbosity, processes)"
+    ),
     "keras_transformer/export/saved_model.py:export_saved_model": (
         "one parameter per `keras-transformer export` flag"
     ),
