@@ -51,10 +51,7 @@ ALLOWED = {
         "keras-hub's Seq2SeqLM.generate entry point, forwarding Translator.translate's "
         "keyword arguments"
     ),
-    "keras_transformer/models/transformer/subword_tokenizer.py:SubwordTokenizer.train": (
-        _SENTENCEPIECE
-    ),
-    "keras_transformer/models/transformer/subword_tokenizer.py:"
+    "keras_transformer/models/transformer/sentencepiece_vocabulary.py:"
     "sentencepiece_trainer_arguments": _SENTENCEPIECE,
     "keras_transformer/data/corpus.py:prepare_corpus": (
         "one parameter per `keras-transformer preprocess` flag"
