@@ -8,12 +8,13 @@ import argparse
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 
 import keras
 
-from keras_transformer.cli.parser import _train_flag_fields, build_parser
+from keras_transformer.cli.parser import _train_flag_fields
 from keras_transformer.convert import convert
 from keras_transformer.data import (
     prepare_corpus,
@@ -82,35 +83,46 @@ _WARM_UP_SENTENCE = "a"
 
 
 def _fill_translate_cache(run_dir):
-    """Compiles what ``keras-transformer translate --model-dir RUN_DIR``
-    compiles for one sentence, under JAX with the on-disk compilation cache
-    on (`keras_transformer.cli.main.enable_compilation_cache`), so that the
-    first ``translate`` of the new model reads it instead of compiling.
+    """Runs ``keras-transformer translate --model-dir RUN_DIR`` once on one
+    short sentence, under JAX with the on-disk compilation cache on
+    (`keras_transformer.cli.main.enable_compilation_cache`), so that the
+    first ``translate`` of the new model reads its compiled functions from
+    the cache instead of compiling them.
 
-    It runs ``translate``'s own code with its default flags (the run's beam
-    size, alpha and length limit; batch size 1; the first length bucket),
-    about one more compilation at the end of ``train``. Nothing is done
-    under another backend, without the cache, or for a model of several
-    target languages (``translate`` needs ``--target-language`` there).
+    A child process, not this one: the training process' state (its
+    distribution, its compiled functions) would change what is compiled
+    and how it is keyed. It uses ``translate``'s default flags (the run's
+    beam size, alpha and length limit; batch size 1; the first length
+    bucket). Nothing is done under another backend or without the cache;
+    a model of several target languages is skipped (``translate`` needs
+    ``--target-language`` there), and a failure is reported, not raised:
+    the run is complete.
     """
     if keras.config.backend() != "jax":
         return
     import jax
 
-    if not jax.config.jax_compilation_cache_dir:
+    directory = jax.config.jax_compilation_cache_dir
+    if not directory:
+        return
+    run_config = _run_config(run_dir)
+    if run_config is not None and run_config.target_languages:
         return
     start = time.perf_counter()
-    args = build_parser().parse_args(["translate", "--model-dir", run_dir])
-    translator = _load_translator(args)
-    if translator.languages:
-        return
-    translator.translate(
-        [_WARM_UP_SENTENCE], _decode_options(args, _run_config(run_dir)), verbose=False
+    env = dict(os.environ, KERAS_BACKEND="jax", KERAS_TRANSFORMER_COMPILATION_CACHE=directory)
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "keras_transformer", "translate", "--model-dir", run_dir],
+        input=_WARM_UP_SENTENCE + "\n", env=env, capture_output=True, text=True,
     )
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines() or ["no message"]
+        print(f"Could not compile the translation of one sentence: {lines[-1]}")
+        return
     print(
-        f"Compiled the translation of one sentence into {jax.config.jax_compilation_cache_dir} "
+        f"Compiled the translation of one sentence into {directory} "
         f"({time.perf_counter() - start:.1f} s): `keras-transformer translate` of this "
-        "model starts without compiling its search."
+        "model starts without compiling."
     )
 
 
