@@ -14,10 +14,11 @@ in a process where ``tensorflow`` and ``tensorflow_text`` cannot be imported
 (as on a machine that has only JAX or PyTorch), with the on-disk compilation
 cache of ``keras-transformer`` (``KERAS_TRANSFORMER_COMPILATION_CACHE``: an
 empty directory per variant, so its first run compiles and the next ones
-read the cache; older trees ignore it), with a copy of the cache that
-``keras-transformer train`` of the model filled (``after-train``: a fresh
-copy for every run, so that each run is the first ``translate`` after
-``train``; ``--train-cache DIR``), or without it.
+read the cache; older trees ignore it), with the cache that ``keras-transformer train``
+filled (``after-train``, ``--train-cache DIR``: used in place, since a copy
+is not read back as the same entries; each run records whether it added an
+entry, and when none does, every run is the first ``translate`` after
+``train``), or without it.
 
 ```bash
 KERAS_BACKEND=jax KERAS_TRANSFORMER_COMPILATION_CACHE=/tmp/train_cache \\
@@ -33,7 +34,6 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
@@ -68,9 +68,7 @@ def _commit(path):
 
 
 def _run_once(variant, args):
-    if variant["cache_mode"] == "after-train":
-        shutil.rmtree(variant["cache_dir"], ignore_errors=True)
-        shutil.copytree(args.train_cache, variant["cache_dir"])
+    entries_before = len(os.listdir(variant["cache_dir"])) if variant["cache_dir"] and os.path.isdir(variant["cache_dir"]) else None
     env = dict(
         os.environ, KERAS_BACKEND=args.backend, PYTHONPATH=os.path.abspath(variant["tree"]),
         KERAS_TRANSFORMER_COMPILATION_CACHE=variant["cache_dir"] or "0",
@@ -98,6 +96,9 @@ def _run_once(variant, args):
         "tensorflow_imported": report.get("tensorflow_imported"),
         "load_before": round(load_before, 2),
         "load_after": round(os.getloadavg()[0], 2),
+        "cache_entries_added": (
+            None if entries_before is None else len(os.listdir(variant["cache_dir"])) - entries_before
+        ),
     }
 
 
@@ -139,7 +140,10 @@ def main():
             "variant": name, "tree": path, "commit": _commit(path),
             "without_tensorflow": tensorflow == "no-tensorflow",
             "cache_mode": cache,
-            "cache_dir": None if cache == "no-cache" else os.path.join(cache_root, str(len(variants))),
+            "cache_dir": (
+                None if cache == "no-cache" else args.train_cache if cache == "after-train"
+                else os.path.join(cache_root, str(len(variants)))
+            ),
             "runs": [],
         })
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -154,7 +158,7 @@ def main():
     for variant in variants:
         seconds = [run["seconds"] for run in variant["runs"]]
         if variant["cache_mode"] == "after-train":
-            variant["cache_dir"] = "(a fresh copy of --train-cache for every run)"
+            variant["cache_dir"] = "(--train-cache, filled by keras-transformer train)"
         elif variant["cache_dir"]:  # the first run filled the cache
             variant["first_run_seconds"] = seconds[0]
             seconds = seconds[1:] or seconds
