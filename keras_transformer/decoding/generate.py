@@ -178,14 +178,13 @@ def _decoder(model, encoder_token_ids, max_length, request):
             uncached_initial_cache(encoder_output, encoder_padding_mask, max_length),
             CacheFunctions(reorder=reorder_uncached_cache, tile=tile_cache),
         )
-    length = max_length
-    cache_functions = CacheFunctions(
-        reorder=reorder_transformer_cache, tile=tile_transformer_cache
-    )
+    length, grow, stages = max_length, None, None
     if request.cache_growth is not None:
         stages = cache_lengths(max_length, request.cache_growth)
-        length = stages[0]
-        cache_functions = cache_functions._replace(grow=model.grow_cache, stages=stages)
+        length, grow = stages[0], model.grow_cache
+    cache_functions = CacheFunctions(
+        reorder=reorder_transformer_cache, tile=tile_transformer_cache, grow=grow, stages=stages
+    )
     return (
         traced_step(cached_tokens_to_logits(model)),
         model.build_cache(encoder_output, encoder_padding_mask, length),
