@@ -89,9 +89,9 @@ def _fill_translate_cache(run_dir):
     first ``translate`` of the new model reads its compiled functions from
     the cache instead of compiling them.
 
-    A child process, not this one: the training process' state (its
-    distribution, its compiled functions) would change what is compiled
-    and how it is keyed. It uses ``translate``'s default flags (the run's
+    A child process runs ``translate`` exactly as the user will (its flag
+    parsing, backend selection and cache settings) and takes the loaded
+    model's memory with it when it ends. It uses ``translate``'s default flags (the run's
     beam size, alpha and length limit; batch size 1; the first length
     bucket). Nothing is done under another backend or without the cache;
     a model of several target languages is skipped (``translate`` needs
