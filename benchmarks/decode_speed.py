@@ -615,6 +615,9 @@ def parse_args(argv=None):
     p.add_argument("--torch-compile", action="store_true",
                    help="also a torch row with Translator(jit_compile=True): the "
                    "search loop's body through torch.compile")
+    p.add_argument("--no-torch-eager", action="store_true",
+                   help="with --torch-compile: only the compiled torch row (the eager "
+                   "row of 1,000 sentences takes minutes on 2 cores)")
     p.add_argument("--preset", default="small",
                    help="preset of the random model (keras_transformer.PRESETS)")
     p.add_argument("--vocabulary-size", type=int, default=None,
@@ -697,7 +700,8 @@ def main(argv=None):
 
     command = recorded_command(__file__, argv)
     results = [run_backend(args, backend, variant)
-               for backend in backends for variant in variants]
+               for backend in backends for variant in variants
+               if not (backend == "torch" and args.no_torch_eager and args.torch_compile)]
     if args.torch_compile and "torch" in backends:
         results.append(run_backend(args, "torch", None, jit_compile=True))
     if args.ctranslate2:
