@@ -2,18 +2,23 @@
 tags): every signature that takes text also takes ``target_language``, one
 code per sentence, and serves, in a fresh process with only TensorFlow and
 tensorflow-text, what ``Translator.translate(..., target_language=...)``
-returns under the current backend, for both places of the tag
-(``language_tag`` "source" and "target"); an unknown code or a wrong count
-fails the request with INVALID_ARGUMENT. A model of one target language
-keeps the signature inputs it always had."""
+returns, for both places of the tag (``language_tag`` "source" and
+"target"); an unknown code or a wrong count fails the request with
+INVALID_ARGUMENT. A model of one target language keeps the signature inputs
+it always had. The exports and the serving run once per suite, under
+TensorFlow; under JAX and PyTorch the Translator returns the outputs that
+the SavedModel served, stored in tests/fixtures/export_expected.json (see
+expectations.py)."""
 
 import json
 import os
 import textwrap
 
+import expectations
 import keras
 import numpy as np
 import pytest
+from expectations import assert_same, plain
 from saved_model_client import SERVE_PRELUDE, serve
 
 from keras_transformer import Transformer
@@ -83,7 +88,8 @@ SERVE = SERVE_PRELUDE + textwrap.dedent(
 def _run_directory(root, name, language_tag):
     """A run directory of a random tiny model whose vocabulary has the tags
     of `LANGUAGES`; its config.json names ``language_tag`` (none for
-    "source", the default)."""
+    "source", the default). The weights come from NumPy's generator: the
+    same model under every backend."""
     source, target = default_task_splits(num_train=300, num_valid=1, num_test=1)["train"]
     tokenizer = SubwordTokenizer.train(source + target, VOCABULARY, languages=LANGUAGES)
     assert sorted(tokenizer.languages) == LANGUAGES
@@ -92,6 +98,12 @@ def _run_directory(root, name, language_tag):
         "tiny", vocabulary_size=VOCABULARY, num_layers=1, d_model=32, num_heads=4, d_ff=64,
         dropout_rate=0.0,
     )  # fmt: skip
+    rng = np.random.default_rng(3)
+    for weight in model.weights:
+        value = keras.ops.convert_to_numpy(weight)
+        if value.std() > 0:  # constants (norm scales and offsets, biases) stay
+            scale = 1.0 / np.sqrt(value.shape[-2]) if value.ndim >= 2 else 0.1
+            weight.assign(rng.normal(0.0, scale, value.shape).astype(value.dtype))
     directory = root / name
     directory.mkdir()
     tokenizer.save(str(directory))
@@ -101,15 +113,74 @@ def _run_directory(root, name, language_tag):
     return str(directory)
 
 
-# The export itself always runs under TensorFlow; the Python API it is
-# compared with runs under the suite's backend. Each export takes about a
-# minute: TensorFlow checks both placements, JAX the target tag, PyTorch the
-# source tag.
-_PLACEMENTS = {"tensorflow": ["source", "target"], "jax": ["target"], "torch": ["source"]}
+SENTENCES = ["twenty-one", "three hundred forty-five", "nine", "one thousand two"]
+LANGUAGES_OF_SENTENCES = ["de", "fr", "fr", "de"]  # mixed in one batch
+CASE = {
+    "sentences": SENTENCES,
+    "languages": LANGUAGES_OF_SENTENCES,
+    "prefixes": ["ein", "", "neun", "zwei"],
+    "targets": ["einundzwanzig", "dreihundert", "", "neun"],
+    "constraints": [["ein", "zwanzig"], ["hundert", ""], ["", ""], ["neun", ""]],
+}
 
 
-@pytest.mark.parametrize("language_tag", _PLACEMENTS[keras.config.backend()])
+def translator_outputs(model_dir, language_tag):
+    """What `Translator` returns for each request the SavedModel serves, and
+    the same sentences all in German."""
+    translator = Translator.from_directory(model_dir, max_source_length=MAX_SOURCE)
+    assert translator.language_tag == language_tag
+    settings = {
+        "beam_size": BEAM, "alpha": ALPHA, "max_extra_length": EXTRA, "return_scores": True
+    }  # fmt: skip
+    languages = LANGUAGES_OF_SENTENCES
+    out = {}
+
+    def texts_and_scores(name, **more):
+        texts, scores = translator.translate(
+            SENTENCES, target_language=more.pop("target_language", languages), **settings, **more
+        )
+        out[name] = {"translations": texts, "scores": scores}
+
+    texts_and_scores("serving_default")
+    texts_and_scores("translate_nbest", num_return=BEAM)
+    texts_and_scores("translate_prefix", target_prefix=CASE["prefixes"])
+    constraints = [[phrase for phrase in row if phrase] for row in CASE["constraints"]]
+    texts_and_scores("translate_constrained", constraints=constraints)
+    out["translate_sample"] = translator.translate(
+        SENTENCES, beam_size=1, sampling=True, seed=5, alpha=ALPHA, max_extra_length=EXTRA,
+        target_language=languages,
+    )  # fmt: skip
+    out["score"] = translator.score(SENTENCES, CASE["targets"], target_language=languages)
+    texts_and_scores("german", target_language="de")
+    return plain(out)
+
+
+# The export always runs under TensorFlow (outside it, in a subprocess);
+# each takes about a minute, so they run once per suite, under TensorFlow,
+# and the other backends compare their Translator with the stored outputs:
+# JAX the target tag, PyTorch the source tag.
+_PLACEMENTS = {"jax": ["target"], "torch": ["source"]}
+
+
+@pytest.mark.parametrize("language_tag", _PLACEMENTS.get(keras.config.backend(), ["source"]))
+def test_multilingual_translator_returns_what_the_saved_model_served(language_tag, tmp_path):
+    """Under JAX and PyTorch: the outputs that the SavedModel served (the
+    next test, under TensorFlow, checks them against the SavedModel and
+    against the Translator there)."""
+    if keras.config.backend() == "tensorflow":
+        pytest.skip("under tensorflow the export test checks the Translator against the stored outputs")
+    model_dir = _run_directory(tmp_path, "run", language_tag)
+    outputs = translator_outputs(model_dir, language_tag)
+    assert_same(outputs, expectations.load(f"multilingual_{language_tag}"))
+
+
+@pytest.mark.parametrize("language_tag", ["source", "target"])
 def test_multilingual_export_serves_like_the_translator(language_tag, tmp_path):
+    if keras.config.backend() != "tensorflow":
+        pytest.skip(
+            "the exports run once per suite, under the tensorflow backend; "
+            "test_multilingual_translator_returns_what_the_saved_model_served covers this backend"
+        )
     model_dir = _run_directory(tmp_path, "run", language_tag)
     # The run's config.json says where the tag goes (the export reads it as
     # Translator.from_directory does).
@@ -134,16 +205,7 @@ def test_multilingual_export_serves_like_the_translator(language_tag, tmp_path):
             [len(tf.make_ndarray(inputs[key])) for key in ("sentences", "target_language")]
         )
     assert requests and all(count == languages for count, languages in requests)
-    sentences = ["twenty-one", "three hundred forty-five", "nine", "one thousand two"]
-    languages = ["de", "fr", "fr", "de"]  # mixed in one batch
-    case = {
-        "sentences": sentences,
-        "languages": languages,
-        "prefixes": ["ein", "", "neun", "zwei"],
-        "targets": ["einundzwanzig", "dreihundert", "", "neun"],
-        "constraints": [["ein", "zwanzig"], ["hundert", ""], ["", ""], ["neun", ""]],
-    }
-    served = serve(tmp_path, SERVE, version_dir, case)
+    served = serve(tmp_path, SERVE, version_dir, CASE)
     assert served["keras_transformer_imported"] is False
     # target_language comes after the other inputs of every text signature;
     # translate_token_ids takes ids that carry their tag already.
@@ -153,48 +215,18 @@ def test_multilingual_export_serves_like_the_translator(language_tag, tmp_path):
     }
     assert served["inputs"] == expected_inputs
 
-    translator = Translator.from_directory(model_dir, max_source_length=MAX_SOURCE)
-    assert translator.language_tag == language_tag
-    settings = {
-        "beam_size": BEAM, "alpha": ALPHA, "max_extra_length": EXTRA, "return_scores": True
-    }
-
-    def check(name, expected):
-        texts, scores = expected
-        assert served[name]["translations"] == texts, name
-        np.testing.assert_allclose(served[name]["scores"], scores, atol=1e-3, err_msg=name)
-
-    check("serving_default", translator.translate(sentences, target_language=languages, **settings))
-    check(
-        "translate_nbest",
-        translator.translate(sentences, target_language=languages, num_return=BEAM, **settings),
-    )
-    check(
-        "translate_prefix",
-        translator.translate(
-            sentences, target_prefix=case["prefixes"], target_language=languages, **settings
-        ),
-    )
-    constraints = [[phrase for phrase in row if phrase] for row in case["constraints"]]
-    check(
-        "translate_constrained",
-        translator.translate(
-            sentences, constraints=constraints, target_language=languages, **settings
-        ),
-    )
-    samples = translator.translate(
-        sentences, beam_size=1, sampling=True, seed=5, alpha=ALPHA, max_extra_length=EXTRA,
-        target_language=languages,
-    )  # fmt: skip
-    assert served["translate_sample"]["translations"] == samples
-    np.testing.assert_allclose(
-        served["score"]["scores"],
-        translator.score(sentences, case["targets"], target_language=languages),
-        atol=1e-3,
-    )
+    expected = translator_outputs(model_dir, language_tag)
+    for name in ("serving_default", "translate_nbest", "translate_prefix",
+                 "translate_constrained"):  # fmt: skip
+        assert served[name]["translations"] == expected[name]["translations"], name
+        np.testing.assert_allclose(
+            served[name]["scores"], expected[name]["scores"], atol=1e-3, err_msg=name
+        )
+    assert served["translate_sample"]["translations"] == expected["translate_sample"]
+    np.testing.assert_allclose(served["score"]["scores"], expected["score"], atol=1e-3)
     # The language changes the request: not the same as all in German.
-    german = translator.translate(sentences, target_language="de", **settings)
-    assert (german[0], german[1]) != (
+    german = expected["german"]
+    assert (german["translations"], german["scores"]) != (
         served["serving_default"]["translations"], served["serving_default"]["scores"]
     )
     assert served["empty"] == {"translations": [], "scores": []}
@@ -202,6 +234,11 @@ def test_multilingual_export_serves_like_the_translator(language_tag, tmp_path):
         assert "target_language: the model does not translate into" in error, (name, error)
         assert "xx" in error and "de, fr" in error, (name, error)
     assert "serving_default needs one target_language per sentence" in served["count"]
+    name = f"multilingual_{language_tag}"
+    if os.environ.get("KT_WRITE_EXPECTATIONS"):
+        expectations.write(name, expected)
+    else:
+        assert_same(expected, expectations.load(name))
 
 
 def test_export_rejects_a_bad_language_tag(tmp_path):
