@@ -531,9 +531,10 @@ def export_run_directory_to_ctranslate2(
         max_positions=max_positions,
         force=force,
     )
-    source_vocab_path = os.path.join(files.directory, SOURCE_VOCABULARY_FILENAME)
-    if files.kind == "run" and os.path.isfile(source_vocab_path):
-        # The sources' own SentencePiece model (an imported Marian model),
-        # which `CTranslate2Translator` tokenizes sources with.
+    source_vocab_path = files.source_vocabulary_path
+    if source_vocab_path is not None:
+        # The sources' own SentencePiece model (an imported Marian model's,
+        # from its run or preset), which `CTranslate2Translator` tokenizes
+        # sources with.
         shutil.copyfile(source_vocab_path, os.path.join(output_dir, SOURCE_VOCABULARY_FILENAME))
     return result

@@ -14,7 +14,9 @@ A run directory (``keras-transformer train``)::
       preset/             optionally, a keras-hub preset of the final model
 
 A keras-hub preset (``save_to_preset``): config.json, model.weights.h5,
-tokenizer.json, task.json, assets/tokenizer/vocabulary.spm, metadata.json.
+tokenizer.json, task.json, assets/tokenizer/vocabulary.spm, metadata.json;
+and, for a model with a source SentencePiece model of its own,
+source_tokenizer.json and assets/source_tokenizer/vocabulary.spm.
 These constants are the only literals of those names in the package.
 """
 
@@ -65,6 +67,11 @@ PRESET_CONFIG_FILENAME = "config.json"
 PRESET_VOCABULARY_PATH = os.path.join("assets", "tokenizer", "vocabulary.spm")
 TASK_CONFIG_FILE = "task.json"
 TOKENIZER_CONFIG_FILE = "tokenizer.json"
+# The source side's own tokenizer (`TransformerSeq2SeqLMPreprocessor`'s
+# ``source_tokenizer``): keras-hub names a tokenizer's asset folder after its
+# config file.
+SOURCE_TOKENIZER_CONFIG_FILE = "source_tokenizer.json"
+PRESET_SOURCE_VOCABULARY_PATH = os.path.join("assets", "source_tokenizer", "vocabulary.spm")
 MODEL_WEIGHTS_FILE = "model.weights.h5"
 SHARDED_MODEL_WEIGHTS_FILE = "model.weights.json"
 # A run directory may hold a keras-hub preset in this subdirectory.

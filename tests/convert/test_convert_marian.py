@@ -455,3 +455,92 @@ def test_preprocess_with_a_run_encodes_each_side_with_its_model(marian, tmp_path
         main(argv)
     error = capsys.readouterr().err.strip()
     assert "encoded its sources with vocab.spm" in error and len(error.splitlines()) == 1, error
+
+
+# --- the keras-hub task: its preprocessor's source tokenizer ---
+
+
+def _padded(rows, width):
+    """``rows`` padded with PAD (0) to ``width`` columns."""
+    return np.array([row + [0] * (width - len(row)) for row in rows])
+
+
+def _source_and_target_models(run):
+    import sentencepiece as spm
+
+    return tuple(
+        spm.SentencePieceProcessor(model_file=os.path.join(run, name))
+        for name in ("source_vocab.spm", "vocab.spm")
+    )
+
+
+def test_keras_hub_task_translates_with_the_source_model(marian, tmp_path):
+    """``TransformerSeq2SeqLM.from_preset(run)`` tokenizes the sources with
+    ``source_vocab.spm``: its translations and scores are the
+    `Translator`'s, and stay so through ``save_to_preset``."""
+    from keras_transformer.models.transformer.transformer_seq_2_seq_lm import (
+        TransformerSeq2SeqLM,
+    )
+
+    _, _, _, sentences, run = marian
+    sentences = [s for s in sentences if s][:4]
+    source_model, target_model = _source_and_target_models(run)
+    # The two models segment these sources differently: a task that
+    # tokenized them with the target model would give other ids.
+    for sentence in sentences:
+        assert source_model.encode(sentence) != target_model.encode(sentence)
+    options = dict(beam_size=2, alpha=0.0, max_extra_length=MAX_EXTRA_LENGTH, min_length=MIN_LENGTH)
+    texts, scores = Translator.from_directory(run).translate(sentences, return_scores=True, **options)
+    lm = TransformerSeq2SeqLM.from_preset(run)
+    encoder_ids = keras.ops.convert_to_numpy(
+        lm.preprocessor.generate_preprocess(sentences)["encoder_token_ids"]
+    )
+    expected_ids = [ids + [3] for ids in source_model.encode(sentences)]
+    np.testing.assert_array_equal(encoder_ids, _padded(expected_ids, encoder_ids.shape[1]))
+    lm_texts, lm_scores = lm.generate(sentences, return_scores=True, **options)
+    assert lm_texts == texts
+    np.testing.assert_allclose(lm_scores, scores, atol=1e-5)
+    preset = str(tmp_path / "preset")
+    lm.save_to_preset(preset)
+    saved = open(os.path.join(preset, "assets", "source_tokenizer", "vocabulary.spm"), "rb").read()
+    assert saved == open(os.path.join(run, "source_vocab.spm"), "rb").read()
+    for loaded in (TransformerSeq2SeqLM.from_preset(preset), Translator.from_directory(preset)):
+        run_texts, run_scores = (
+            loaded.generate(sentences, return_scores=True, **options)
+            if isinstance(loaded, TransformerSeq2SeqLM)
+            else loaded.translate(sentences, return_scores=True, **options)
+        )
+        assert run_texts == texts
+        np.testing.assert_allclose(run_scores, scores, atol=1e-5)
+
+
+def test_keras_hub_task_fits_on_strings_with_the_source_model(marian):
+    """``fit`` on string pairs: the encoder ids come from the source model
+    (eagerly and in ``tf.data``, where keras-hub's ``fit`` runs the
+    preprocessor), the decoder ids from the target model; the loss falls."""
+    import tensorflow as tf
+
+    from keras_transformer.models.transformer.transformer_seq_2_seq_lm import (
+        TransformerSeq2SeqLM,
+    )
+
+    _, _, _, sentences, run = marian
+    source_model, target_model = _source_and_target_models(run)
+    lm = TransformerSeq2SeqLM.from_preset(run, dtype="float32")
+    pairs = {"encoder_text": sentences[:3], "decoder_text": TARGETS}
+    x, y, _ = lm.preprocessor(pairs)
+    (graph_x, graph_y, _), = list(
+        tf.data.Dataset.from_tensor_slices(pairs).batch(3).map(lm.preprocessor).as_numpy_iterator()
+    )
+    encoder_ids = [ids + [3] for ids in source_model.encode(sentences[:3])]
+    labels = [ids + [3] for ids in target_model.encode(TARGETS)]
+    for inputs, outputs in ((x, y), (graph_x, graph_y)):
+        inputs = keras.ops.convert_to_numpy(inputs["encoder_token_ids"])
+        np.testing.assert_array_equal(inputs, _padded(encoder_ids, inputs.shape[1]))
+        outputs = keras.ops.convert_to_numpy(outputs)
+        np.testing.assert_array_equal(outputs, _padded(labels, outputs.shape[1]))
+    lm.compile(optimizer=keras.optimizers.Adam(1e-3))
+    before = float(lm.evaluate(pairs, batch_size=3, verbose=0)[0])
+    lm.fit(pairs, batch_size=3, epochs=8, verbose=0)
+    after = float(lm.evaluate(pairs, batch_size=3, verbose=0)[0])
+    assert np.isfinite(before) and after < before - 0.3, (before, after)

@@ -16,6 +16,7 @@ from keras_transformer.decoding.ensemble import Ensemble, check_weights
 from keras_transformer.models.transformer.transformer_presets import (
     check_preset_directory,
     check_run_directory,
+    source_vocabulary_asset,
 )
 from keras_transformer.utils.file_io import load_model, read_json
 from keras_transformer.utils.run_files import (
@@ -66,12 +67,16 @@ class TrainedModelFiles:
     def source_vocabulary_path(self):
         """The source side's own SentencePiece model (``source_vocab.spm``
         of a run directory, as `keras_transformer.convert` writes for a
-        Marian model), or None where source and target share
-        ``vocabulary_path``. (`TransformerTokenizer.load` reads both.)"""
+        Marian model; ``assets/source_tokenizer/vocabulary.spm`` of a
+        preset whose preprocessor has a ``source_tokenizer``), or None where
+        source and target share ``vocabulary_path``.
+        (`TransformerTokenizer.load` reads both.)"""
+        if self.kind != "run":
+            # A preset's source_tokenizer.json names it (missing, it is an
+            # error of the loader, not the shared vocabulary).
+            return source_vocabulary_asset(self.directory)
         path = os.path.join(self.directory, SOURCE_VOCABULARY_FILENAME)
-        if self.kind != "run" or not os.path.isfile(path):
-            return None
-        return path
+        return path if os.path.isfile(path) else None
 
     def language_tag(self):
         """Where the model finds its language tag (``"source"`` or

@@ -19,8 +19,10 @@ from keras_transformer.utils.file_io import read_json
 from keras_transformer.utils.run_files import (
     MODEL_FILENAME,
     MODEL_WEIGHTS_FILE,
+    PRESET_SOURCE_VOCABULARY_PATH,
     RUN_PRESET_DIRNAME,
     SHARDED_MODEL_WEIGHTS_FILE,
+    SOURCE_TOKENIZER_CONFIG_FILE,
     TOKENIZER_CONFIG_FILE,
     VOCABULARY_FILENAME,
     is_preset_directory,
@@ -254,6 +256,22 @@ def check_preset_directory(directory, require_tokenizer=True):
                     f"The preset {directory!r} has no tokenizer: {path!r} is "
                     "missing."
                 )
+        source_asset = source_vocabulary_asset(directory)
+        if source_asset is not None and not os.path.isfile(source_asset):
+            raise ValueError(
+                f"The preset {directory!r} has a source tokenizer "
+                f"({SOURCE_TOKENIZER_CONFIG_FILE}) without its vocabulary: "
+                f"{source_asset!r} is missing."
+            )
+
+
+def source_vocabulary_asset(directory):
+    """The path of a local preset's source SentencePiece model (the
+    preprocessor's ``source_tokenizer``), or None where the preset has no
+    ``source_tokenizer.json`` (one vocabulary for both sides)."""
+    if not os.path.isfile(os.path.join(directory, SOURCE_TOKENIZER_CONFIG_FILE)):
+        return None
+    return os.path.join(directory, PRESET_SOURCE_VOCABULARY_PATH)
 
 
 def check_tokenizer_matches(tokenizer, backbone, source):

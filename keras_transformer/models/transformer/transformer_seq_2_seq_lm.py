@@ -217,8 +217,10 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
                 "generate needs a preprocessor (its tokenizer); this "
                 "TransformerSeq2SeqLM has preprocessor=None."
             )
+        source_tokenizer = getattr(self.preprocessor, "source_tokenizer", None)
         key = (
             id(self.preprocessor.tokenizer),
+            id(source_tokenizer),
             self.max_source_length,
             self.batch_size,
             self.language_tag,
@@ -231,6 +233,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
                 max_source_length=self.max_source_length,
                 batch_size=self.batch_size,
                 language_tag=self.language_tag,
+                source_tokenizer=source_tokenizer,
             )
             self._translator_key = key
         return self._translator
@@ -379,6 +382,9 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
                 preset_lib.check_vocabulary_file(
                     os.path.join(directory, preset_lib.TOKENIZER_ASSET), config["config"]
                 )
+                source_asset = preset_lib.source_vocabulary_asset(directory)
+                if source_asset is not None:
+                    preset_lib.check_vocabulary_file(source_asset, config["config"])
         task = super().from_preset(directory, load_weights=load_weights, **kwargs)
         if task.preprocessor is not None:
             preset_lib.check_tokenizer_matches(
@@ -386,6 +392,13 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
                 task.backbone,
                 source=f"The tokenizer of {directory!r}",
             )
+            source_tokenizer = getattr(task.preprocessor, "source_tokenizer", None)
+            if source_tokenizer is not None:
+                preset_lib.check_tokenizer_matches(
+                    source_tokenizer,
+                    task.backbone,
+                    source=f"The source tokenizer of {directory!r}",
+                )
         return task
 
     @classmethod
@@ -404,11 +417,20 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
             preset_lib.check_vocabulary_file(vocabulary_path, backbone.get_config())
             with open(vocabulary_path, "rb") as f:
                 tokenizer = TransformerTokenizer(proto=f.read())
+            # The sources' own SentencePiece model (an imported Marian
+            # model's source_vocab.spm), else None: the shared one.
+            source_tokenizer = None
+            source_path = files.source_vocabulary_path
+            if source_path is not None:
+                preset_lib.check_vocabulary_file(source_path, backbone.get_config())
+                with open(source_path, "rb") as f:
+                    source_tokenizer = TransformerTokenizer(proto=f.read())
             length = settings.get("sequence_length", 128)
             preprocessor = TransformerSeq2SeqLMPreprocessor(
                 tokenizer,
                 encoder_sequence_length=length,
                 decoder_sequence_length=length,
+                source_tokenizer=source_tokenizer,
             )
         settings.pop("sequence_length", None)
         settings["language_tag"] = files.language_tag()

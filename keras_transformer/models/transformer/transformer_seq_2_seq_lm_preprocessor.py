@@ -13,6 +13,7 @@ from keras_transformer.models.transformer.transformer_tokenizer import (
 )
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
 from keras_transformer.utils.private_apis import preprocessing_function
+from keras_transformer.utils.run_files import SOURCE_TOKENIZER_CONFIG_FILE
 
 
 def _tensorflow_of(x):
@@ -68,12 +69,25 @@ class TransformerSeq2SeqLMPreprocessor(Seq2SeqLMPreprocessor):
     strings (any backend) and inside ``tf.data`` (``dataset.map(preprocessor)``,
     under every backend).
 
+    A model whose sources have a SentencePiece model of their own, over
+    the same ids as the targets' (an imported Marian model,
+    `keras_transformer.convert`), takes it as ``source_tokenizer``: the
+    ``"encoder_text"`` is then tokenized with it and the ``"decoder_text"``
+    (and the generated ids) with ``tokenizer``. ``save_to_preset`` writes
+    it as ``source_tokenizer.json`` and
+    ``assets/source_tokenizer/vocabulary.spm`` beside the tokenizer's files.
+
     Args:
-        tokenizer: a `TransformerTokenizer`.
+        tokenizer: a `TransformerTokenizer`: the shared vocabulary, or the
+            targets' one where ``source_tokenizer`` is given.
         encoder_sequence_length: int. Padded encoder length, EOS included.
             Defaults to 128.
         decoder_sequence_length: int. Padded decoder/label length, BOS/EOS
             included. Defaults to 128.
+        source_tokenizer: a `TransformerTokenizer` or None. The sources' own
+            SentencePiece model; None (the default) tokenizes both sides
+            with ``tokenizer``. Its ``config_file`` is set to
+            ``"source_tokenizer.json"`` (the name of its preset files).
 
     Call arguments:
         x: dict with ``"encoder_text"`` and ``"decoder_text"`` (str, list of
@@ -101,6 +115,7 @@ class TransformerSeq2SeqLMPreprocessor(Seq2SeqLMPreprocessor):
         tokenizer,
         encoder_sequence_length=128,
         decoder_sequence_length=128,
+        source_tokenizer=None,
         **kwargs,
     ):
         for name, value in (
@@ -112,12 +127,31 @@ class TransformerSeq2SeqLMPreprocessor(Seq2SeqLMPreprocessor):
                     f"{name} must be an int >= 2 (a token and BOS/EOS). "
                     f"Received: {name}={value!r}"
                 )
+        if source_tokenizer is not None and not isinstance(
+            source_tokenizer, TransformerTokenizer
+        ):
+            raise ValueError(
+                "source_tokenizer must be a TransformerTokenizer or None. "
+                f"Received: {type(source_tokenizer).__name__}"
+            )
         super().__init__(
             tokenizer=tokenizer,
             encoder_sequence_length=encoder_sequence_length,
             decoder_sequence_length=decoder_sequence_length,
             **kwargs,
         )
+        if source_tokenizer is not None:
+            # Its own preset files, beside (not over) the tokenizer's.
+            source_tokenizer.config_file = SOURCE_TOKENIZER_CONFIG_FILE
+        self.source_tokenizer = source_tokenizer
+
+    @property
+    def encoder_tokenizer(self):
+        """The tokenizer of ``"encoder_text"``: ``source_tokenizer``, or
+        ``tokenizer`` where the sides share one vocabulary."""
+        if self.source_tokenizer is not None:
+            return self.source_tokenizer
+        return self.tokenizer
 
     def build(self, input_shape):
         # Source: ids + EOS (no BOS). Decoder: BOS + ids + EOS, split into the
@@ -146,7 +180,18 @@ class TransformerSeq2SeqLMPreprocessor(Seq2SeqLMPreprocessor):
                 "decoder_sequence_length": self.decoder_sequence_length,
             }
         )
+        if self.source_tokenizer is not None:
+            config["source_tokenizer"] = keras.layers.serialize(self.source_tokenizer)
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("source_tokenizer"), dict):
+            config["source_tokenizer"] = keras.layers.deserialize(
+                config["source_tokenizer"]
+            )
+        return super().from_config(config)
 
     @preprocessing_function
     def call(
@@ -177,7 +222,7 @@ class TransformerSeq2SeqLMPreprocessor(Seq2SeqLMPreprocessor):
             decoder_sequence_length or sequence_length or self.decoder_sequence_length
         )
         encoder_token_ids, _ = self.encoder_packer(
-            self.tokenizer(x["encoder_text"]),
+            self.encoder_tokenizer(x["encoder_text"]),
             sequence_length=encoder_sequence_length,
         )
         decoder_token_ids, decoder_padding_mask = self.decoder_packer(
@@ -218,7 +263,7 @@ class TransformerSeq2SeqLMPreprocessor(Seq2SeqLMPreprocessor):
             decoder_sequence_length or sequence_length or self.decoder_sequence_length
         )
         encoder_token_ids, _ = self.encoder_packer(
-            self.tokenizer(encoder_text), sequence_length=encoder_sequence_length
+            self.encoder_tokenizer(encoder_text), sequence_length=encoder_sequence_length
         )
         decoder_token_ids, _ = self.decoder_packer(
             self.tokenizer(decoder_text),
