@@ -512,6 +512,10 @@ def test_keras_hub_task_translates_with_the_source_model(marian, tmp_path):
         )
         assert run_texts == texts
         np.testing.assert_allclose(run_scores, scores, atol=1e-5)
+    # A preset whose source vocabulary is gone is refused, naming the file.
+    os.remove(os.path.join(preset, "assets", "source_tokenizer", "vocabulary.spm"))
+    with pytest.raises(ValueError, match="source_tokenizer.*vocabulary.spm' is missing"):
+        TransformerSeq2SeqLM.from_preset(preset)
 
 
 def test_keras_hub_task_fits_on_strings_with_the_source_model(marian):
