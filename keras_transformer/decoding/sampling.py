@@ -79,7 +79,9 @@ def filter_logits(logits, allowed, top_k=None, top_p=1.0):
         mass_before = ops.cumsum(probs, axis=-1) - probs
         kept = mass_before < top_p  # a prefix of `ordered`; never empty
         # The smallest kept logit: tokens below it fall outside the nucleus.
-        threshold = ops.min(ops.where(kept, ordered, -_LOWEST), axis=-1, keepdims=True)
+        # `ops.amin`, not `ops.min`: Keras' torch `min` inspects its result's
+        # ``.values`` in Python, which breaks torch.compile's graph.
+        threshold = ops.amin(ops.where(kept, ordered, -_LOWEST), axis=-1, keepdims=True)
         allowed = ops.logical_and(allowed, masked >= threshold)
     return allowed
 

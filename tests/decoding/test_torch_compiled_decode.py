@@ -2,9 +2,11 @@
 `Translator.translate`'s features through its compiled search step with
 eager's outputs: beam search with n-best, forced prefixes (the user's and
 a target-language tag), an ensemble of two models of different sizes,
-and alignments (a forced pass over the search's outputs). Seeded sampling
-through the compiled step is checked in ``test_decoding.py``
-(``test_torch_compiled_decode_equals_eager_without_graph_breaks``).
+and alignments (a forced pass over the search's outputs); the lexically
+constrained beam search; seeded sampling from the ensemble with a
+temperature and a nucleus filter (single-model sampling with top-k is
+checked in ``test_decoding.py``,
+``test_torch_compiled_decode_equals_eager_without_graph_breaks``).
 
 One compiled translator serves the module (each search kind compiles one
 loop body for its batch shape); torch only.
@@ -99,3 +101,43 @@ def test_compiled_beam_nbest_prefixes_languages_alignments_ensemble(translators)
     _same(_translate(compiled, **arguments), expected)
     assert torch_compile_counts()["graphs"] == graphs
 
+
+
+def test_compiled_constrained_search(translators):
+    # The lexically constrained beam search (its own loop body: the
+    # constraint state is part of the loop state) through the compiled step.
+    from keras_transformer.utils.private_apis import torch_compile_counts
+
+    eager, compiled = translators
+    constraints = [["h g"], [], ["b", "d"], ["a"]]
+    arguments = dict(beam_size=3, constraints=constraints)
+    expected = _translate(eager, **arguments)
+    graphs = torch_compile_counts()["graphs"]
+    got = _translate(compiled, **arguments)
+    _same(got, expected)
+    # Every output holds its phrases (and so a finite score).
+    for text, score, phrases in zip(got[0], got[1], constraints):
+        assert np.isfinite(score)
+        assert all(phrase in text for phrase in phrases), (text, phrases)
+    assert torch_compile_counts()["graph_breaks"] == 0
+    assert torch_compile_counts()["graphs"] == graphs + 1
+
+
+def test_compiled_seeded_sampling_ensemble(translators):
+    # Seeded sampling from the ensemble's distribution, with a temperature
+    # and a nucleus (top-p) filter, through greedy search's compiled body.
+    from keras_transformer.utils.private_apis import torch_compile_counts
+
+    eager, compiled = translators
+    arguments = dict(
+        beam_size=1, num_return=2, sampling=True, temperature=0.8, top_p=0.9, seed=5
+    )
+    expected = _translate(eager, **arguments)
+    graphs = torch_compile_counts()["graphs"]
+    got = _translate(compiled, **arguments)
+    _same(got, expected)
+    # Two samples per sentence, not all alike (the seed's noise reaches
+    # every row).
+    assert len({text for row in got[0] for text in row}) > 1
+    assert torch_compile_counts()["graph_breaks"] == 0
+    assert torch_compile_counts()["graphs"] == graphs + 1
