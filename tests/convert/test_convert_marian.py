@@ -481,6 +481,9 @@ def test_keras_hub_task_translates_with_the_source_model(marian, tmp_path):
     from keras_transformer.models.transformer.transformer_seq_2_seq_lm import (
         TransformerSeq2SeqLM,
     )
+    from keras_transformer.models.transformer.transformer_seq_2_seq_lm_preprocessor import (
+        TransformerSeq2SeqLMPreprocessor,
+    )
 
     _, _, _, sentences, run = marian
     sentences = [s for s in sentences if s][:4]
@@ -512,6 +515,12 @@ def test_keras_hub_task_translates_with_the_source_model(marian, tmp_path):
         )
         assert run_texts == texts
         np.testing.assert_allclose(run_scores, scores, atol=1e-5)
+    # keras-hub's own loaders and the .keras format keep it too.
+    source_proto = open(os.path.join(run, "source_vocab.spm"), "rb").read()
+    assert TransformerSeq2SeqLMPreprocessor.from_preset(preset).source_tokenizer.proto == source_proto
+    lm.save(str(tmp_path / "task.keras"))
+    reloaded = keras.saving.load_model(str(tmp_path / "task.keras"), compile=False)
+    assert reloaded.preprocessor.source_tokenizer.proto == source_proto
     # A preset whose source vocabulary is gone is refused, naming the file.
     os.remove(os.path.join(preset, "assets", "source_tokenizer", "vocabulary.spm"))
     with pytest.raises(ValueError, match="source_tokenizer.*vocabulary.spm' is missing"):
