@@ -39,7 +39,7 @@ from keras_transformer.data import (  # noqa: E402
     make_batches_from_corpus,
 )
 from keras_transformer.training.config import TrainConfig  # noqa: E402
-from keras_transformer.training.trainer import build_model  # noqa: E402
+from keras_transformer.training.run_model import build_model  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -44,7 +44,8 @@ from keras_transformer.training.evaluation import (
     format_evaluation,
 )
 from keras_transformer.training.run_directory import RunDirectory
-from keras_transformer.training.trainer import load_data, train
+from keras_transformer.training.run_data import load_data
+from keras_transformer.training.trainer import train
 from keras_transformer.training.update_backup import SIGTERM_STOP
 from keras_transformer.version import __version__
 

@@ -149,7 +149,7 @@ def test_default_bucket_lengths():
 
 def test_training_config_bucket_step_reaches_the_pipeline(pairs, tokenizer):
     from keras_transformer.training.config import TrainConfig
-    from keras_transformer.training.trainer import TrainingData
+    from keras_transformer.training.run_data import TrainingData
 
     src, tgt = pairs
     datasets = {}

@@ -4,7 +4,7 @@ import pytest
 
 from keras_transformer.training import precision
 from keras_transformer.training.config import TrainConfig
-from keras_transformer.training.trainer import build_model
+from keras_transformer.training.run_model import build_model
 
 X86_AVX2 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx avx2 fma\n"
 X86_BF16 = X86_AVX2.replace("avx2 fma", "avx2 fma avx512f avx512_bf16")

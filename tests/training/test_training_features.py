@@ -32,9 +32,9 @@ from keras_transformer.objectives.schedules import TransformerSchedule
 from keras_transformer.utils.private_apis import (
     schedule_at_update_count as _count_updates_in_schedule,
 )
-from keras_transformer.training.trainer import _schedule
-from keras_transformer.training.trainer import build_model
-from keras_transformer.training.trainer import build_optimizer
+from keras_transformer.training.run_model import fit_schedule
+from keras_transformer.training.run_model import build_model
+from keras_transformer.training.run_model import build_optimizer
 from keras_transformer.training.trainer import train
 from conftest import to_numpy
 
@@ -152,9 +152,9 @@ def test_build_optimizer_decays_to_zero_at_decay_steps():
 def test_schedule_counts_updates_of_accumulated_batches():
     config = TrainConfig(epochs=10, accumulate_steps=4)
     # 30 batches: 8 updates per epoch (a pass rounds up), 32 batches for fit.
-    assert _schedule(config.resolved(), num_batches=30) == (10, 32)
-    assert _schedule(config.replace(max_steps=5).resolved(), 30) == (1, 20)
-    assert _schedule(config.replace(steps_per_epoch=3).resolved(), 30) == (10, 12)
+    assert fit_schedule(config.resolved(), num_batches=30) == (10, 32)
+    assert fit_schedule(config.replace(max_steps=5).resolved(), 30) == (1, 20)
+    assert fit_schedule(config.replace(steps_per_epoch=3).resolved(), 30) == (10, 12)
 
 
 class FakeModel:

@@ -15,7 +15,7 @@ from keras_transformer.data import write_lines
 from keras_transformer.training.epoch_checkpoints import PruneCheckpoints
 from keras_transformer.training.stop_conditions import StepLimit
 from keras_transformer.training.stop_conditions import TimeBudget
-from keras_transformer.training.trainer import _schedule
+from keras_transformer.training.run_model import fit_schedule
 from keras_transformer.training.trainer import train
 
 # A few-second run on the default task: a very small model and short epochs.
@@ -259,10 +259,10 @@ def test_step_limit_counts_restored_iterations():
 
 def test_schedule_honours_max_steps():
     config = TrainConfig(epochs=10)
-    assert _schedule(config.resolved(), num_batches=32) == (10, 32)
-    assert _schedule(config.replace(max_steps=70).resolved(), 32) == (3, 32)
-    assert _schedule(config.replace(max_steps=5).resolved(), 32) == (1, 5)
-    assert _schedule(config.replace(steps_per_epoch=4).resolved(), 32) == (10, 4)
+    assert fit_schedule(config.resolved(), num_batches=32) == (10, 32)
+    assert fit_schedule(config.replace(max_steps=70).resolved(), 32) == (3, 32)
+    assert fit_schedule(config.replace(max_steps=5).resolved(), 32) == (1, 5)
+    assert fit_schedule(config.replace(steps_per_epoch=4).resolved(), 32) == (10, 4)
 
 
 def test_prune_keeps_the_newest_checkpoints(tmp_path):
