@@ -13,6 +13,7 @@ import ast
 import os
 
 import pytest
+from python_source import parse
 
 PACKAGE = "keras_transformer"
 PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), PACKAGE)
@@ -71,7 +72,7 @@ def _imports(module):
     """[(imported package module, line, inside a function)] of ``module``;
     ``from package.x import y`` counts as importing ``package.x.y`` when that
     is a module, else ``package.x``."""
-    tree = ast.parse(open(MODULES[module], encoding="utf-8").read())
+    tree = parse(open(MODULES[module], encoding="utf-8").read())
     parents = {}
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):

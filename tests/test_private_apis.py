@@ -40,6 +40,7 @@ import re
 
 import keras
 import pytest
+from python_source import parse
 
 PACKAGE_DIR = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "keras_transformer"
@@ -101,7 +102,7 @@ def _parsed_modules():
             if name.endswith(".py"):
                 path = os.path.join(directory, name)
                 with open(path, encoding="utf-8") as handle:
-                    modules[path] = ast.parse(handle.read(), path)
+                    modules[path] = parse(handle.read(), path)
     return modules
 
 
@@ -334,7 +335,7 @@ def test_each_kind_of_private_use_is_found():
     # The package as it is, with one module added per kind of use.
     modules = _modules()
     for index, (source, _) in enumerate(KINDS):
-        modules[os.path.join(PACKAGE_DIR, f"extra_{index}.py")] = ast.parse(source)
+        modules[os.path.join(PACKAGE_DIR, f"extra_{index}.py")] = parse(source)
     problems = private_api_uses(modules)
     for index, (source, found) in enumerate(KINDS):
         mine = [p for p in problems if p.startswith(f"keras_transformer/extra_{index}.py:")]
