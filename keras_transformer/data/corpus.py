@@ -48,6 +48,7 @@ from keras_transformer.data.shards import (
     write_manifest,
     write_shard,
 )
+from keras_transformer.data import vocabulary_trainer_process
 from keras_transformer.data.text_files import ParallelFiles
 from keras_transformer.models.transformer.sentencepiece_vocabulary import (
     sentencepiece_trainer_arguments,
@@ -75,49 +76,6 @@ CHUNK_LINES = 16_384
 _PIPE_LINES = 8_192
 # The exit code of the trainer when SentencePiece refuses the text.
 _TRAINING_REFUSED = 3
-
-# The vocabulary trainer, run as ``python -c``: it reads UTF-8 sentences, one
-# per line, from stdin and writes the model proto to stdout; when
-# SentencePiece fails, its message and the number of sentences read as JSON.
-# It imports nothing but SentencePiece, so that it starts in a fraction of a
-# second and its memory is SentencePiece's own.
-_TRAINER = """
-import json
-import sys
-
-import sentencepiece as spm
-
-settings = json.loads(sys.argv[1])
-if settings["seed"] is not None:
-    spm.set_random_generator_seed(settings["seed"])
-num_sentences = 0
-
-
-def sentences():
-    global num_sentences
-    for line in sys.stdin.buffer:
-        num_sentences += 1
-        yield line[:-1].decode("utf-8")
-
-
-class Model:
-    def __init__(self):
-        self.parts = []
-
-    def write(self, data):
-        self.parts.append(data)
-
-
-model = Model()
-try:
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=sentences(), model_writer=model, **settings["arguments"]
-    )
-except RuntimeError as error:
-    sys.stdout.write(json.dumps({"error": str(error), "num_sentences": num_sentences}))
-    sys.exit(settings["refused_exit_code"])
-sys.stdout.buffer.write(b"".join(model.parts))
-"""
 
 
 def prepare_corpus(
@@ -472,7 +430,7 @@ def _train_vocabulary(files, arguments, seed, verbose):
         {"arguments": arguments, "seed": seed, "refused_exit_code": _TRAINING_REFUSED}
     )
     child = subprocess.Popen(
-        [sys.executable, "-c", _TRAINER, settings],
+        [sys.executable, "-P", vocabulary_trainer_process.__file__, settings],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=None if arguments["minloglevel"] == 0 else subprocess.DEVNULL,

@@ -3,6 +3,7 @@ text out; the vocabulary and ids of `SubwordTokenizer`; resuming, reusing,
 and refusing another preparation or bad input files without touching what
 is prepared."""
 
+import ast
 import collections
 import gzip
 import itertools
@@ -18,6 +19,7 @@ from keras_transformer.data import (
     read_parallel,
 )
 from keras_transformer.data import corpus as corpus_module
+from keras_transformer.data import vocabulary_trainer_process
 from keras_transformer.data.corpus import prepare_corpus
 from keras_transformer.data.text_files import write_lines
 
@@ -327,3 +329,17 @@ def test_argument_and_vocabulary_errors(tmp_path):
         _prepare(tmp_path, vocabulary_size=5000)
     assert str(got.value) == str(expected.value) and "too large" in str(got.value)
     assert not os.path.exists(tmp_path / "out" / "manifest.json")
+
+
+def test_vocabulary_trainer_process_imports_only_sentencepiece():
+    # The child that learns a vocabulary is run by its path: it must start
+    # without importing the package (Keras, keras-hub, TensorFlow).
+    with open(vocabulary_trainer_process.__file__, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imported.add((node.module or ".").split(".")[0])
+    assert imported == {"json", "sys", "sentencepiece"}, imported

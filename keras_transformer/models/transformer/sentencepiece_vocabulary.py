@@ -2,7 +2,8 @@
 
 `TransformerTokenizer.train` (and so ``train``) learns its vocabulary
 here, and the vocabulary child process of
-`keras_transformer.data.prepare_corpus` (and so ``preprocess``) trains
+`keras_transformer.data.prepare_corpus` (and so ``preprocess``),
+`keras_transformer.data.vocabulary_trainer_process`, trains
 SentencePiece with the same `sentencepiece_trainer_arguments`: BPE with the
 reserved ids 0-3 of `keras_transformer.special_tokens`, so that the same
 text gives the same vocabulary.
