@@ -61,7 +61,7 @@ def test_visualize_writes_non_empty_plots(tmp_path):
 def test_export_and_serve(tmp_path):
     out = run_example(
         "export_and_serve.py",
-        ["--export-dir", str(tmp_path / "export"), "--steps", "40", "--beam-size", "2", "twenty-one"],
+        ["--export-dir", str(tmp_path / "export"), "--steps", "10", "--beam-size", "2", "twenty-one"],
         tmp_path,
     )
     assert "'twenty-one' ->" in out
