@@ -46,7 +46,7 @@ def test_quickstart_trains_translates_and_reloads_under_another_backend(tmp_path
 
 
 def test_visualize_writes_non_empty_plots(tmp_path):
-    out = run_example("visualize.py", ["--output-dir", str(tmp_path / "plots"), "--steps", "40"], tmp_path)
+    out = run_example("visualize.py", ["--output-dir", str(tmp_path / "plots"), "--steps", "10"], tmp_path)
     for name in (
         "positional_encoding.png",
         "learning_rate.png",
@@ -103,7 +103,7 @@ def test_train_translation_on_files(tmp_path):
         os.rename(de, data / f"{names[split]}.de.gz")
     out = run_example(
         "train_translation.py",
-        ["--data", str(data), "--max-steps", "30", "--output-dir", str(tmp_path / "run"), "--preset", "tiny",
+        ["--data", str(data), "--max-steps", "10", "--output-dir", str(tmp_path / "run"), "--preset", "tiny",
          "--vocabulary-size", "200"],
         tmp_path,
     )
