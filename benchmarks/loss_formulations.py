@@ -47,6 +47,7 @@ def worker(args):
             losses._logsumexp_form,
             losses._fused_softmax_form,
             losses._log_softmax_form,
+            losses._custom_gradient_form,
         )
     }
     variants["sparse_ce_no_smoothing"] = lambda y, z: ops.sparse_categorical_crossentropy(

@@ -35,15 +35,21 @@ def label_smoothed_token_losses(labels, logits, label_smoothing=0.1):
     The loss over ``V`` logits per token is a large part of a training step
     (on 2 CPU cores, V=8000 and 2,048 tokens: ~140 ms of a ~570 ms step with
     TensorFlow, written as above), and the fastest way to write it differs by
-    backend, so each backend gets its fastest of three equal formulations
-    (same values and gradients; `benchmarks/loss_formulations.py` times them):
+    backend, so each backend gets its fastest of four equal formulations
+    (same values and gradients; `benchmarks/loss_formulations.py` times them,
+    `benchmarks/loss_buffers.py` counts the float32 tensors of the logits'
+    size that a training step makes with each):
 
     * TensorFlow: dense cross-entropy with the smoothed one-hot targets, which
       Keras maps to TF's fused ``softmax_cross_entropy_with_logits`` kernel
       (it computes the gradient in the forward pass): 1.7x faster.
     * JAX: the ``logsumexp`` form above, which XLA fuses best.
-    * PyTorch: one ``log_softmax`` reused for the label and the mean: 1.4x
-      faster than the ``logsumexp`` form.
+    * PyTorch: the ``logsumexp`` form with its gradient written out and
+      computed in place (`_custom_gradient_form`): faster than one
+      ``log_softmax`` reused for the label and the mean, and its eager step
+      allocates three float32 tensors of the logits' size (the logits,
+      ``logsumexp``'s temporary, the gradient; at most two alive at once)
+      where the log-softmax form allocates five (four alive at once).
     """
     logits = ops.cast(logits, "float32")
     labels = ops.cast(labels, "int32")
@@ -83,10 +89,83 @@ def _log_softmax_form(labels, logits, label_smoothing):
     return losses
 
 
+def _custom_gradient_form(labels, logits, label_smoothing):
+    """The ``logsumexp`` form with its gradient written out.
+
+    Differentiated automatically, the other forms keep a float32 tensor of
+    the logits' size from the forward pass for the backward one (the
+    log-softmax, or the ``exp(z - max)`` inside ``logsumexp``) and build
+    the gradient from several more (the label's as a scatter into zeros,
+    then sums). Here the forward pass reduces the logits to three
+    ``(batch, length)`` rows (log-normalizer, the label's logit, the mean)
+    and the backward pass computes the gradient from the logits and those
+    rows alone:
+
+        d loss / d z = softmax(z) - targets
+
+    Under PyTorch the gradient is computed in place (`_torch_gradient`).
+    Under JAX, XLA's CPU compiler makes more of these tensors from this form
+    than from the ``logsumexp`` one (it keeps the ``exp`` and lays the
+    gradient out twice for the output projection's two matmuls), so JAX
+    keeps that form (`benchmarks/loss_buffers.py` counts both).
+    """
+    vocabulary_size = logits.shape[-1]
+    on_label = 1.0 - label_smoothing + label_smoothing / vocabulary_size
+    off_label = label_smoothing / vocabulary_size
+    torch_backend = keras.config.backend() == "torch"
+
+    @ops.custom_gradient
+    def token_losses(logits):
+        log_normalizer = ops.logsumexp(logits, axis=-1)
+        losses = log_normalizer - (1.0 - label_smoothing) * _at_labels(logits, labels)
+        if label_smoothing:
+            losses = losses - label_smoothing * ops.mean(logits, axis=-1)
+
+        def gradient(*args, upstream=None):
+            # JAX and TensorFlow pass the upstream gradient as an argument,
+            # PyTorch as ``upstream`` (`keras.ops.custom_gradient`).
+            if upstream is None:
+                (upstream,) = args
+            if torch_backend:
+                return _torch_gradient(
+                    logits, log_normalizer, labels, upstream, on_label, off_label
+                )
+            is_label = ops.equal(
+                ops.arange(vocabulary_size, dtype="int32"), labels[..., None]
+            )
+            targets = ops.where(is_label, on_label, off_label)
+            probs = ops.exp(logits - log_normalizer[..., None])
+            return (probs - targets) * upstream[..., None]
+
+        return losses, gradient
+
+    return token_losses(logits)
+
+
+def _torch_gradient(logits, log_normalizer, labels, upstream, on_label, off_label):
+    """``(softmax(logits) - targets) * upstream``, in place in one tensor.
+
+    PyTorch-only: its eager operations each allocate their result, so the
+    `keras.ops` expression would allocate five float32 tensors of the
+    logits' size (difference, exp, targets, subtraction, product); in
+    place, one. (`torch.compile` fuses either into the same kernels.)
+    """
+    import torch
+
+    gradient = torch.sub(logits, log_normalizer[..., None]).exp_()
+    gradient.sub_(off_label)
+    index = labels[..., None].to(torch.int64)
+    gradient.scatter_add_(
+        -1, index, torch.full(index.shape, off_label - on_label, dtype=gradient.dtype,
+                              device=gradient.device),
+    )  # fmt: skip
+    return gradient.mul_(upstream[..., None])
+
+
 _FORMULATIONS = {
     "tensorflow": _fused_softmax_form,
     "jax": _logsumexp_form,
-    "torch": _log_softmax_form,
+    "torch": _custom_gradient_form,
 }
 
 

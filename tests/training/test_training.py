@@ -86,26 +86,31 @@ def test_loss_and_metric_accept_only_the_models_padding_id():
                 make(pad_id=bad)
 
 
-def _loss_and_gradient(function, labels, logits):
-    """Sum of the per-token losses and its gradient, on the current backend."""
+def _loss_and_gradient(function, labels, logits, weights=None):
+    """Sum of the per-token losses (times ``weights``, per token, if given)
+    and its gradient, on the current backend."""
     backend = keras.config.backend()
+    if weights is None:
+        weights = np.ones(labels.shape, "float32")
     if backend == "tensorflow":
         import tensorflow as tf
 
         z = tf.constant(logits)
         with tf.GradientTape() as tape:
             tape.watch(z)
-            total = tf.reduce_sum(function(labels, z))
+            total = tf.reduce_sum(function(labels, z) * weights)
         return float(total), tape.gradient(total, z).numpy()
     if backend == "jax":
         import jax
 
-        total, grad = jax.value_and_grad(lambda z: function(labels, z).sum())(logits)
+        total, grad = jax.value_and_grad(
+            lambda z: (function(labels, z) * weights).sum()
+        )(logits)
         return float(total), np.asarray(grad)
     import torch
 
     z = torch.tensor(logits, requires_grad=True)
-    total = function(torch.tensor(labels), z).sum()
+    total = (function(torch.tensor(labels), z) * torch.tensor(weights)).sum()
     total.backward()
     return float(total), z.grad.numpy()
 
@@ -125,12 +130,44 @@ def test_every_loss_formulation_gives_the_same_values_and_gradients(eps):
     expected_loss = -(target * log_p).sum()
     expected_grad = np.exp(log_p) - target  # softmax - targets
     assert set(losses._FORMULATIONS) == {"tensorflow", "jax", "torch"}
-    for form in set(losses._FORMULATIONS.values()):
+    forms = {
+        losses._logsumexp_form, losses._fused_softmax_form,
+        losses._log_softmax_form, losses._custom_gradient_form,
+    }  # fmt: skip
+    assert set(losses._FORMULATIONS.values()) <= forms
+    for form in forms:
         total, grad = _loss_and_gradient(
             lambda y, z: form(y, z, eps), labels, logits
         )
         assert total == pytest.approx(expected_loss, rel=1e-5), form.__name__
         np.testing.assert_allclose(grad, expected_grad, atol=1e-5, err_msg=form.__name__)
+
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.0])
+def test_written_out_gradient_equals_the_differentiated_forms(eps):
+    """`_custom_gradient_form` (its gradient written out, in place under
+    PyTorch) gives the loss and gradient of the automatically
+    differentiated forms, with an upstream gradient that differs per token
+    (token weights, a padded position at 0) and large logits."""
+    from keras_transformer.objectives import losses
+
+    rng = np.random.default_rng(2)
+    V = 37
+    logits = rng.normal(scale=20.0, size=(2, 5, V)).astype("float32")
+    labels = rng.integers(0, V, size=(2, 5)).astype("int32")
+    weights = rng.uniform(0.5, 2.0, size=(2, 5)).astype("float32")
+    weights[1, -1] = 0.0
+    total, grad = _loss_and_gradient(
+        lambda y, z: losses._custom_gradient_form(y, z, eps), labels, logits, weights
+    )
+    assert np.all(grad[1, -1] == 0.0)
+    for form in (losses._logsumexp_form, losses._log_softmax_form):
+        expected_total, expected_grad = _loss_and_gradient(
+            lambda y, z: form(y, z, eps), labels, logits, weights
+        )
+        assert total == pytest.approx(expected_total, rel=1e-5), form.__name__
+        np.testing.assert_allclose(grad, expected_grad, atol=2e-6, err_msg=form.__name__)
 
 
 def test_masked_token_accuracy():
