@@ -44,11 +44,12 @@ def checks_disabled():
     """Every in-graph (or eager) id check becomes the identity."""
     from keras_transformer.objectives import losses
     from keras_transformer.layers import token_checks
+    from keras_transformer.models import token_id_checked_model
 
     saved = (
         token_checks.check_token_ids,
         losses.check_token_ids,
-        token_checks.check_model_arrays,
+        token_id_checked_model.check_model_arrays,
     )
 
     def identity(token_ids, *args, **kwargs):
@@ -56,14 +57,14 @@ def checks_disabled():
 
     token_checks.check_token_ids = losses.check_token_ids = identity
     # The host-side batch check before each compiled JAX step.
-    token_checks.check_model_arrays = lambda *args, **kwargs: None
+    token_id_checked_model.check_model_arrays = lambda *args, **kwargs: None
     try:
         yield
     finally:
         (
             token_checks.check_token_ids,
             losses.check_token_ids,
-            token_checks.check_model_arrays,
+            token_id_checked_model.check_model_arrays,
         ) = saved
 
 
@@ -87,7 +88,7 @@ def time_checks_alone(batch, vocabulary_size, calls=200):
         # JAX checks each batch on the host (NumPy) before the jitted step.
         import types
 
-        from keras_transformer.layers.token_checks import check_model_arrays
+        from keras_transformer.models.token_id_checked_model import check_model_arrays
 
         model = types.SimpleNamespace(
             vocabulary_size=vocabulary_size, source_vocabulary_size=vocabulary_size

@@ -61,7 +61,9 @@ from keras_transformer.layers.positional_encoding import (
     LearnedPositionalEmbedding,
     sinusoidal_encoding,
 )
-from keras_transformer.models.transformer.transformer import Transformer
+from keras_transformer.models.transformer.transformer_backbone import (
+    TransformerBackbone,
+)
 from keras_transformer.models.transformer.transformer_loader import (
     find_trained_model,
 )
@@ -268,9 +270,10 @@ def check_exportable(model):
 
     Returns ``(pre_norm, layer_norm_epsilon)``.
     """
-    if not isinstance(model, Transformer):
+    if not isinstance(model, TransformerBackbone):
         raise ValueError(
-            "export_ctranslate2 exports a keras_transformer.Transformer. "
+            "export_ctranslate2 exports a keras_transformer.Transformer or "
+            "TransformerBackbone (its output projection is the tied one). "
             f"Received: {type(model).__name__}"
         )
     if not model.built:

@@ -43,7 +43,7 @@ branch) keeps Keras' eager step.
 
 import keras
 
-from keras_transformer.layers.token_checks import check_model_arrays
+from keras_transformer.models.token_id_checked_model import check_model_arrays
 from keras_transformer.utils.private_apis import (
     optimizer_batch_count,
     trace_aten_graph,

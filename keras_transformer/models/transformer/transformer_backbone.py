@@ -1,39 +1,76 @@
-"""`TransformerBackbone`: keras-hub's `Backbone` contract for `Transformer`.
+"""`TransformerBackbone`: the encoder-decoder Transformer (paper §3) as a
+keras-hub backbone.
 
-`keras_transformer.Transformer` subclasses this class, which subclasses
-`keras_hub.models.Backbone`, so the model is a keras-hub backbone
-(``isinstance(model, keras_hub.models.Backbone)``, found by
-``keras_hub.models.Backbone.from_preset(dir)``) with:
+The concrete functional model: token ids in, hidden states out
+(``encoder_sequence_output``, ``decoder_sequence_output``), as keras-hub's
+`BartBackbone`. It holds the layers, among them the shared token embedding
+(``token_embedding``) whose ``reverse=True`` call is the tied output
+projection (§3.4) that the heads apply: `TransformerSeq2SeqLM` on the
+decoder output, `Transformer` (the backbone with that projection, logits
+out) in its graph, and the incremental-decoding interface
+(`TransformerDecoding`) at each step.
 
-* ``from_preset(name_or_dir)``: an architecture preset ("tiny", "small",
-  "base", "big": untrained, keyword arguments override its values) or a
-  trained preset directory (keras-hub's layout or a run directory);
-* ``presets``: both kinds, labelled (`keras_transformer.hub.presets`);
-* ``save_to_preset(dir)``, ``enable_lora(rank)`` (on the attention
-  projections; only the LoRA factors stay trainable), ``quantize("int8")``
-  (keras), ``token_embedding``;
-* ``get_config``: keras-hub's base config (with the quantization
-  ``DTypePolicyMap`` after ``quantize``) that `Transformer` extends.
+keras-hub's `Backbone` is its base, imported here, at model import time:
+``from_preset`` (architecture presets and trained preset directories),
+``presets``, ``save_to_preset``, ``enable_lora(rank)``, ``quantize`` and
+``get_config``. Where keras-hub is not installed (it needs TensorFlow Text,
+so e.g. a GPU machine without TensorFlow), the base falls back to
+``keras.Model``: the model builds, trains and translates, and only the
+keras-hub methods (trained presets, ``save_to_preset``, ``enable_lora``)
+raise an ImportError saying so.
 
-keras-hub is imported here, at model import time. Where it is not installed
-(keras-hub needs TensorFlow Text, so e.g. a GPU machine without TensorFlow),
-the base falls back to ``keras.Model``: the model builds, trains and
-translates, and only the keras-hub methods (trained presets,
-``save_to_preset``, ``enable_lora``) raise an ImportError saying so.
+Longer than the package's usual module because the class is one unit:
+its constructor's layers, the building blocks the graph and decoding share,
+packed rows, the keras-hub methods and the config.
 """
 
-
 import keras
+from keras import ops
 
+from keras_transformer.layers.attention import (
+    check_projection_layout,
+    with_legacy_projection_layout,
+)
+from keras_transformer.layers.decoder import TransformerDecoderLayer
+from keras_transformer.layers.embedding import TokenEmbedding
+from keras_transformer.layers.encoder import TransformerEncoderLayer
+from keras_transformer.layers.masks import (
+    PaddingMask,
+    padding_mask_from_ids,
+    segment_attention_mask,
+    segment_positions,
+)
+from keras_transformer.layers.positional_encoding import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    check_sinusoid_layout,
+)
+from keras_transformer.layers.token_checks import TokenIdCheck
+from keras_transformer.layers.transformer_layer import (
+    LAYER_NORM_EPSILON,
+    check_normalization_position,
+)
+from keras_transformer.models.token_id_checked_model import TokenIdCheckedModel
+from keras_transformer.models.transformer import (
+    transformer_presets as preset_lib,
+)
+from keras_transformer.models.transformer.transformer_decoding import (
+    TransformerDecoding,
+)
 from keras_transformer.models.transformer.transformer_loader import load_run_model
 from keras_transformer.models.transformer.transformer_presets import (
     PRESETS as ARCHITECTURE_PRESETS,
 )
 from keras_transformer.models.transformer.transformer_presets import (
     constructor_argument_names,
+    list_presets,
     resolve_preset,
 )
+from keras_transformer.models.transformer.transformer_training import (
+    TransformerTraining,
+)
 from keras_transformer.utils.private_apis import flatten_layers
+from keras_transformer.utils.validation import check_choice, check_int, check_rate
 
 try:
     from keras_hub.models import Backbone as _Base
@@ -42,12 +79,10 @@ try:
 except ImportError:  # pragma: no cover - exercised only without keras-hub.
     _Base = keras.Model
     KERAS_HUB_AVAILABLE = False
-from keras_transformer.models.transformer import (
-    transformer_presets as preset_lib,
-)
-from keras_transformer.models.transformer.transformer_presets import (
-    list_presets,
-)
+
+POSITIONAL_ENCODINGS = ("sinusoidal", "learned")
+TOKEN_INPUTS = ("encoder_token_ids", "decoder_token_ids")
+SEGMENT_INPUTS = ("encoder_segment_ids", "decoder_segment_ids")
 
 # The attention projections LoRA adapts (keras-hub's defaults are "query"
 # and "value"; ours are fused: "qkv" in self-attention, "query" and
@@ -68,16 +103,448 @@ class _classproperty(property):
         return self.fget(owner)
 
 
-class TransformerBackbone(_Base):
-    """Base class of `keras_transformer.Transformer`; see the module docstring."""
+def _check_arguments(
+    vocabulary_size, num_layers, d_model, num_heads, d_ff, dropout_rate,
+    share_embeddings, source_vocabulary_size, positional_encoding, max_length,
+    normalization_position, projection_layout,
+):
+    """Checks `Transformer`'s arguments; returns the source vocabulary size."""
+    for name, value in (
+        ("vocabulary_size", vocabulary_size),
+        ("num_layers", num_layers),
+        ("d_model", d_model),
+        ("num_heads", num_heads),
+        ("d_ff", d_ff),
+    ):
+        check_int(name, value)
+    if d_model % num_heads:
+        raise ValueError(
+            "d_model must be divisible by num_heads (d_k = d_model / h). "
+            f"Received: d_model={d_model}, num_heads={num_heads}"
+        )
+    check_rate("dropout_rate", dropout_rate)
+    check_choice("positional_encoding", positional_encoding, POSITIONAL_ENCODINGS)
+    check_normalization_position(normalization_position)
+    check_projection_layout(projection_layout)
+    if share_embeddings and source_vocabulary_size not in (None, vocabulary_size):
+        raise ValueError(
+            "source_vocabulary_size differs from vocabulary_size, which "
+            "needs share_embeddings=False. Received: "
+            f"vocabulary_size={vocabulary_size}, "
+            f"source_vocabulary_size={source_vocabulary_size}"
+        )
+    source_vocabulary_size = source_vocabulary_size or vocabulary_size
+    check_int("source_vocabulary_size", source_vocabulary_size)
+    if positional_encoding == "learned":
+        check_int("max_length", max_length)
+    return source_vocabulary_size
 
-    def __init__(self, *args, dtype=None, **kwargs):
-        super().__init__(*args, dtype=dtype, **kwargs)
+
+@keras.saving.register_keras_serializable(package="keras_transformer")
+class TransformerBackbone(
+    TransformerTraining, TokenIdCheckedModel, TransformerDecoding, _Base
+):
+    """The Transformer of "Attention Is All You Need" (Vaswani et al., 2017)
+    as a keras-hub backbone: token ids in, hidden states out.
+
+    A functional `keras.Model` built from `keras.Input`s and a keras-hub
+    `Backbone` (a plain `keras.Model` without keras-hub):
+    ``get_config``/``from_config`` round-trip with the flat arguments below,
+    ``.keras`` files and presets load under any backend, and
+    ``from_preset`` takes an architecture preset ("tiny", "small", "base",
+    "big"; untrained) or a trained preset directory; ``presets`` lists both.
+    ``save_to_preset``, ``enable_lora(rank)``, ``quantize("int8")`` and
+    ``token_embedding`` follow keras-hub.
+
+    Inputs: a dict ``{"encoder_token_ids": int (batch, source_length),
+    "decoder_token_ids": int (batch, target_length)}`` with padding id 0; the
+    padding masks are derived from the ids. Outputs: a dict of hidden states
+    (in the compute dtype), ``"encoder_sequence_output"`` ``(batch,
+    source_length, d_model)`` and ``"decoder_sequence_output"`` ``(batch,
+    target_length, d_model)``, after the final LayerNorm of a pre-LN model.
+    Decoder inputs are the target shifted right (start token first);
+    position i of the decoder output predicts the target token i through the
+    tied output projection ``token_embedding(x, reverse=True)`` (``logits``,
+    §3.4), which the heads apply: `TransformerSeq2SeqLM` (keras-hub's task)
+    and `Transformer` (this backbone with the projection: logits out, the
+    model of ``train`` and of ``.keras`` files). The incremental-decoding
+    interface (`TransformerDecoding`: ``encode``, ``decode_step``, ...)
+    returns logits too.
+
+    Packed rows: the inputs dict may also hold ``"encoder_segment_ids"`` and
+    ``"decoder_segment_ids"`` (int, the shapes of the token ids): several
+    sentence pairs share a row, numbered 1, 2, ... in order on both sides
+    (pair k's source and target both carry segment id k), each contiguous,
+    with 0 on the padding after the last one (tensor2tensor's and flax's
+    packing). Attention then stays inside a pair (source self-attention in
+    its source, target self-attention causal in its target, encoder-decoder
+    attention from its target to its source) and positions restart at 0 for
+    each sentence, so the outputs of a packed pair equal those of the pair
+    in a row of its own. `keras_transformer.data.make_dataset(...,
+    bucketing="packed")` yields such batches.
+
+    By default the model is the paper's: post-LN sub-layers, sinusoidal
+    positions, one embedding matrix shared by encoder input, decoder input
+    and pre-softmax projection, embeddings scaled by sqrt(d_model), residual
+    dropout on each sub-layer output and on the embedding sums. There is no
+    dropout on attention weights (the paper describes none).
+
+    Args:
+        vocabulary_size: int. Size of the (shared) vocabulary; the target
+            vocabulary when ``share_embeddings=False``.
+        num_layers: int. N, layers in the encoder and in the decoder.
+        d_model: int. Model width.
+        num_heads: int. h; must divide d_model.
+        d_ff: int. Feed-forward inner width.
+        dropout_rate: float in [0, 1). P_drop.
+        share_embeddings: bool. Share one matrix between source and target
+            embeddings (§3.4). False gives the encoder its own embedding of
+            ``source_vocabulary_size`` ids (the decoder embedding stays tied
+            to the output projection). Defaults to True.
+        source_vocabulary_size: int. Only with ``share_embeddings=False``;
+            defaults to ``vocabulary_size``.
+        positional_encoding: "sinusoidal" (default, §3.5) or "learned"
+            (Table 3, row E).
+        max_length: int. Number of learned positions (only for "learned").
+            Defaults to 1024.
+        normalization_position: "post" (default, the paper's) or "pre"
+            (pre-LN; adds a final LayerNorm to the encoder and decoder).
+        logits_dtype: dtype of the output projection's matmul and of the
+            logits. Defaults to "float32" (float32 precision under mixed
+            precision too); ``None`` uses the compute dtype.
+        projection_layout: "head_major" (default) or "qkv_major": column
+            order of the fused attention projections (see
+            `MultiHeadAttention`; head-major lets model parallelism split
+            along heads). Configs saved without this key load as
+            "qkv_major", the layout they were trained with.
+        activation: feed-forward inner activation, "relu" (default, the
+            paper's), "swish" or "gelu" (exact, erf-based).
+        layer_norm_epsilon: float > 0. Defaults to 1e-6 (Marian's models
+            use 1e-5).
+        sinusoid_layout: "interleaved" (default, the paper's sin/cos
+            pairs) or "split" (all sines, then all cosines: Marian's and
+            OPUS-MT's column order); only for sinusoidal positions.
+        output_bias: bool. A learned bias on the logits (Marian's
+            ``final_logits_bias``). Defaults to False (the paper's tied
+            projection has none).
+
+        dtype: dtype policy name or `keras.DTypePolicy`, e.g.
+            "mixed_bfloat16". Logits are float32 in every policy.
+
+    The defaults of ``activation``, ``layer_norm_epsilon``,
+    ``sinusoid_layout`` and ``output_bias`` are the paper's; other values
+    describe models trained elsewhere (`keras_transformer.convert`).
+
+    Example:
+    >>> backbone = TransformerBackbone.from_preset("tiny", vocabulary_size=100)
+    >>> inputs = {"encoder_token_ids": np.array([[5, 6, 7, 0]]),
+    ...           "decoder_token_ids": np.array([[2, 8, 9]])}
+    >>> hidden = backbone(inputs)["decoder_sequence_output"]
+    >>> hidden.shape
+    (1, 3, 256)
+    >>> backbone.logits(hidden).shape
+    (1, 3, 100)
+
+    References:
+        Vaswani et al., 2017, "Attention Is All You Need", §3.
+    """
+
+    def __init__(
+        self,
+        vocabulary_size,
+        num_layers=6,
+        d_model=512,
+        num_heads=8,
+        d_ff=2048,
+        dropout_rate=0.1,
+        share_embeddings=True,
+        source_vocabulary_size=None,
+        positional_encoding="sinusoidal",
+        max_length=1024,
+        normalization_position="post",
+        logits_dtype="float32",
+        projection_layout="head_major",
+        activation="relu",
+        layer_norm_epsilon=LAYER_NORM_EPSILON,
+        sinusoid_layout="interleaved",
+        output_bias=False,
+        dtype=None,
+        **kwargs,
+    ):
+        check_sinusoid_layout(sinusoid_layout)
+        source_vocabulary_size = _check_arguments(
+            vocabulary_size, num_layers, d_model, num_heads, d_ff, dropout_rate,
+            share_embeddings, source_vocabulary_size, positional_encoding, max_length,
+            normalization_position, projection_layout,
+        )
+
+        # === Layers ===
+        self.token_embedding = TokenEmbedding(
+            vocabulary_size,
+            d_model,
+            logits_dtype=logits_dtype,
+            output_bias=output_bias,
+            dtype=dtype,
+            name="token_embedding",
+        )
+        if share_embeddings:
+            self.source_embedding = self.token_embedding
+        else:
+            self.source_embedding = TokenEmbedding(
+                source_vocabulary_size,
+                d_model,
+                dtype=dtype,
+                name="source_token_embedding",
+            )
+
+        def position_layer(name):
+            if positional_encoding == "learned":
+                return LearnedPositionalEmbedding(max_length, dtype=dtype, name=name)
+            return SinusoidalPositionalEncoding(
+                layout=sinusoid_layout, dtype=dtype, name=name
+            )
+
+        self.encoder_position = position_layer("encoder_position")
+        self.decoder_position = position_layer("decoder_position")
+        self.encoder_embedding_dropout = keras.layers.Dropout(
+            dropout_rate, dtype=dtype, name="encoder_embedding_dropout"
+        )
+        self.decoder_embedding_dropout = keras.layers.Dropout(
+            dropout_rate, dtype=dtype, name="decoder_embedding_dropout"
+        )
+        layer_args = dict(
+            d_model=d_model,
+            num_heads=num_heads,
+            d_ff=d_ff,
+            dropout_rate=dropout_rate,
+            normalization_position=normalization_position,
+            projection_layout=projection_layout,
+            activation=activation,
+            layer_norm_epsilon=layer_norm_epsilon,
+            dtype=dtype,
+        )
+        self.encoder_layers = [
+            TransformerEncoderLayer(**layer_args, name=f"encoder_layer_{i}")
+            for i in range(num_layers)
+        ]
+        self.decoder_layers = [
+            TransformerDecoderLayer(**layer_args, name=f"decoder_layer_{i}")
+            for i in range(num_layers)
+        ]
+        self.encoder_final_norm = self.decoder_final_norm = None
+        if normalization_position == "pre":
+            self.encoder_final_norm = keras.layers.LayerNormalization(
+                epsilon=layer_norm_epsilon, dtype=dtype, name="encoder_final_norm"
+            )
+            self.decoder_final_norm = keras.layers.LayerNormalization(
+                epsilon=layer_norm_epsilon, dtype=dtype, name="decoder_final_norm"
+            )
+
+        # === Functional model ===
+        encoder_input = keras.Input(
+            shape=(None,), dtype="int32", name="encoder_token_ids"
+        )
+        decoder_input = keras.Input(
+            shape=(None,), dtype="int32", name="decoder_token_ids"
+        )
+        # Ids outside the vocabulary raise instead of wrapping or giving NaN.
+        self.encoder_token_ids_check = TokenIdCheck(
+            source_vocabulary_size,
+            input_name="encoder_token_ids",
+            name="encoder_token_ids_check",
+        )
+        self.decoder_token_ids_check = TokenIdCheck(
+            vocabulary_size,
+            input_name="decoder_token_ids",
+            name="decoder_token_ids_check",
+        )
+        encoder_token_ids = self.encoder_token_ids_check(encoder_input)
+        decoder_token_ids = self.decoder_token_ids_check(decoder_input)
+        encoder_padding_mask = PaddingMask(name="encoder_padding_mask")(
+            encoder_token_ids
+        )
+        decoder_padding_mask = PaddingMask(name="decoder_padding_mask")(
+            decoder_token_ids
+        )
+        encoder_output = self._encode(encoder_token_ids, encoder_padding_mask)
+        decoder_output = self._decode(
+            decoder_token_ids,
+            decoder_padding_mask,
+            encoder_output,
+            encoder_padding_mask,
+        )
+        super().__init__(
+            inputs={
+                "encoder_token_ids": encoder_input,
+                "decoder_token_ids": decoder_input,
+            },
+            outputs=self._outputs(encoder_output, decoder_output),
+            dtype=dtype,
+            **kwargs,
+        )
         # keras-hub's Backbone sets the dtype policy (the functional
         # constructor does not); set it once only: setting a DTypePolicyMap
         # again would store the map inside itself.
         if not KERAS_HUB_AVAILABLE and dtype is not None:
             self.dtype_policy = keras.dtype_policies.get(dtype)
+
+        # === Config ===
+        self.vocabulary_size = vocabulary_size
+        self.num_layers = num_layers
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.d_ff = d_ff
+        self.dropout_rate = float(dropout_rate)
+        self.share_embeddings = bool(share_embeddings)
+        self.source_vocabulary_size = source_vocabulary_size
+        self.positional_encoding = positional_encoding
+        self.max_length = max_length
+        self.normalization_position = normalization_position
+        self.logits_dtype = self.token_embedding.logits_dtype
+        self.projection_layout = projection_layout
+        self.activation = activation
+        self.layer_norm_epsilon = float(layer_norm_epsilon)
+        self.sinusoid_layout = sinusoid_layout
+        self.output_bias = bool(output_bias)
+
+    def __setattr__(self, name, value):
+        # Under the torch backend, torch.nn.Module refuses sub-module
+        # attributes before Model.__init__ runs; the layers are created first
+        # (the functional graph needs them) and tracked by that graph, so a
+        # plain setattr is enough until torch.nn.Module.__init__ has run
+        # (it creates ``_modules``). Afterwards the normal path must run, or
+        # torch would not see the parameters and ``zero_grad`` would let
+        # gradients accumulate across steps.
+        if keras.config.backend() == "torch" and "_modules" not in self.__dict__:
+            return object.__setattr__(self, name, value)
+        return super().__setattr__(name, value)
+
+    # --- building blocks, shared by the functional graph and decoding ---
+
+    def _encode(
+        self,
+        encoder_token_ids,
+        encoder_padding_mask,
+        training=None,
+        attention_mask=None,
+        positions=None,
+    ):
+        x = self.source_embedding(encoder_token_ids)
+        x = self.encoder_position(x, positions=positions)
+        x = self.encoder_embedding_dropout(x, training=training)
+        for layer in self.encoder_layers:
+            x = layer(
+                x,
+                encoder_padding_mask=encoder_padding_mask,
+                encoder_attention_mask=attention_mask,
+                training=training,
+            )
+        if self.encoder_final_norm is not None:
+            x = self.encoder_final_norm(x)
+        return x
+
+    def _decode(
+        self,
+        decoder_token_ids,
+        decoder_padding_mask,
+        encoder_output,
+        encoder_padding_mask,
+        training=None,
+        self_attention_mask=None,
+        cross_attention_mask=None,
+        positions=None,
+    ):
+        x = self._embed_target(
+            decoder_token_ids, training=training, positions=positions
+        )
+        for layer in self.decoder_layers:
+            x = layer(
+                x,
+                encoder_output,
+                decoder_padding_mask=decoder_padding_mask,
+                encoder_padding_mask=encoder_padding_mask,
+                decoder_attention_mask=self_attention_mask,
+                encoder_attention_mask=cross_attention_mask,
+                training=training,
+            )
+        if self.decoder_final_norm is not None:
+            x = self.decoder_final_norm(x)
+        return x
+
+    def _outputs(self, encoder_output, decoder_output):
+        """The model's outputs: the backbone's hidden states (`Transformer`
+        returns the logits instead)."""
+        return {
+            "encoder_sequence_output": encoder_output,
+            "decoder_sequence_output": decoder_output,
+        }
+
+    def _embed_target(
+        self, decoder_token_ids, start_index=0, training=None, positions=None
+    ):
+        x = self.token_embedding(decoder_token_ids)
+        x = self.decoder_position(x, start_index=start_index, positions=positions)
+        return self.decoder_embedding_dropout(x, training=training)
+
+    # --- packed rows: several sentence pairs per row ---
+
+    def call(self, inputs, training=None, mask=None, **kwargs):
+        if isinstance(inputs, dict) and any(key in inputs for key in SEGMENT_INPUTS):
+            return self._packed_call(inputs, training=training)
+        return super().call(inputs, training=training, mask=mask, **kwargs)
+
+    def _packed_call(self, inputs, training=None):
+        """The outputs for packed rows (see the class docstring, "Packed rows")."""
+        expected = TOKEN_INPUTS + SEGMENT_INPUTS
+        missing = [key for key in expected if key not in inputs]
+        unknown = sorted(set(inputs) - set(expected))
+        if missing or unknown:
+            raise ValueError(
+                f"Packed inputs are a dict with exactly the keys {expected}. "
+                f"Missing: {missing}; unknown: {unknown}"
+            )
+        tensors = {key: ops.convert_to_tensor(inputs[key], "int32") for key in expected}
+        for side in ("encoder", "decoder"):
+            ids, segments = tensors[f"{side}_token_ids"], tensors[f"{side}_segment_ids"]
+            same = all(
+                a is None or b is None or a == b for a, b in zip(ids.shape, segments.shape)
+            )
+            if len(ids.shape) != 2 or len(segments.shape) != 2 or not same:
+                raise ValueError(
+                    f"{side}_segment_ids must have the shape of {side}_token_ids, "
+                    f"(batch, length). Received: {side}_token_ids shape "
+                    f"{tuple(ids.shape)}, {side}_segment_ids shape "
+                    f"{tuple(segments.shape)}"
+                )
+        encoder_ids = self.encoder_token_ids_check(tensors["encoder_token_ids"])
+        decoder_ids = self.decoder_token_ids_check(tensors["decoder_token_ids"])
+        encoder_segments = tensors["encoder_segment_ids"]
+        decoder_segments = tensors["decoder_segment_ids"]
+        encoder_padding = padding_mask_from_ids(encoder_ids)
+        encoder_output = self._encode(
+            encoder_ids,
+            encoder_padding,
+            training=training,
+            attention_mask=segment_attention_mask(encoder_segments, encoder_segments),
+            positions=segment_positions(encoder_segments),
+        )
+        decoder_output = self._decode(
+            decoder_ids,
+            padding_mask_from_ids(decoder_ids),
+            encoder_output,
+            encoder_padding,
+            training=training,
+            self_attention_mask=segment_attention_mask(
+                decoder_segments, decoder_segments
+            ),
+            cross_attention_mask=segment_attention_mask(
+                decoder_segments, encoder_segments
+            ),
+            positions=segment_positions(decoder_segments),
+        )
+        return self._outputs(encoder_output, decoder_output)
+
+    # --- keras-hub's Backbone ---
 
     @_classproperty
     def presets(cls):
@@ -98,6 +565,12 @@ class TransformerBackbone(_Base):
             load_weights: bool. For trained presets: False builds the saved
                 architecture with fresh weights.
 
+        ``Transformer.from_preset`` of a preset that holds a
+        `TransformerBackbone` (the backbone of a `TransformerSeq2SeqLM`)
+        gives a `Transformer` with the same weights; a backbone's
+        ``from_preset`` of a `Transformer` gives that `Transformer` (a
+        backbone too).
+
         Raises:
             ValueError: unknown preset or argument, or (naming the file) a
                 directory without weights or of another architecture.
@@ -110,7 +583,15 @@ class TransformerBackbone(_Base):
         if preset_lib.is_run_directory(directory):
             return load_run_model(directory, cls, load_weights, **kwargs)
         preset_lib.check_preset_directory(directory, require_tokenizer=False)
-        return super().from_preset(directory, load_weights=load_weights, **kwargs)
+        model = super(TransformerBackbone, TransformerBackbone).from_preset(
+            directory, load_weights=load_weights, **kwargs
+        )
+        if isinstance(model, cls):
+            return model
+        # The same constructor, layers and weight layout: only the head differs.
+        converted = cls.from_config(model.get_config())
+        converted.set_weights(model.get_weights())
+        return converted
 
     def save_to_preset(self, preset_dir, max_shard_size=10):
         """Writes ``config.json``, ``model.weights.h5`` and ``metadata.json``."""
@@ -146,7 +627,47 @@ class TransformerBackbone(_Base):
                 f"{target_layer_names or list(LORA_LAYER_NAMES)} to adapt."
             )
 
+    # --- configuration ---
+
     def get_config(self):
+        # name, trainable and dtype (a DTypePolicyMap after `quantize`).
+        config = self._base_config()
+        config.update({
+            "vocabulary_size": self.vocabulary_size,
+            "num_layers": self.num_layers,
+            "d_model": self.d_model,
+            "num_heads": self.num_heads,
+            "d_ff": self.d_ff,
+            "dropout_rate": self.dropout_rate,
+            "share_embeddings": self.share_embeddings,
+            "source_vocabulary_size": self.source_vocabulary_size,
+            "positional_encoding": self.positional_encoding,
+            "max_length": self.max_length,
+            "normalization_position": self.normalization_position,
+            "logits_dtype": self.logits_dtype,
+            "projection_layout": self.projection_layout,
+        })
+        # The options of models trained elsewhere, saved only where they
+        # differ from the paper's, so that the paper's configs stay as
+        # they were.
+        for key, default in (
+            ("activation", "relu"),
+            ("layer_norm_epsilon", LAYER_NORM_EPSILON),
+            ("sinusoid_layout", "interleaved"),
+            ("output_bias", False),
+        ):
+            if getattr(self, key) != default:
+                config[key] = getattr(self, key)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = with_legacy_projection_layout(config)
+        if "dtype" in config and isinstance(config["dtype"], dict):
+            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        return cls(**config)
+
+    def _base_config(self):
         # keras-hub's base config: name, trainable and the dtype, which after
         # `quantize` is a DTypePolicyMap of the quantized layers (so that a
         # quantized preset reloads quantized). Same keys without keras-hub.

@@ -96,7 +96,12 @@ def resolve_preset(name, overrides=None, argument_names=None):
     return {**PRESETS[name], **overrides}
 
 
-BACKBONE_REGISTERED_NAME = "keras_transformer>Transformer"
+# The registered names of a preset's ``config.json``: the backbone of a
+# task, or the `Transformer` (with its projection) of earlier versions.
+BACKBONE_REGISTERED_NAMES = (
+    "keras_transformer>TransformerBackbone",
+    "keras_transformer>Transformer",
+)
 
 
 TRAINED_PRESETS = {}
@@ -233,11 +238,11 @@ def check_preset_directory(directory, require_tokenizer=True):
         )
     config = _read_json(config_path)
     registered = config.get("registered_name") if isinstance(config, dict) else None
-    if registered != BACKBONE_REGISTERED_NAME:
+    if registered not in BACKBONE_REGISTERED_NAMES:
         raise ValueError(
             f"{config_path!r} describes a {registered or 'non-keras-hub'} model, "
-            f"not a keras_transformer Transformer (registered name "
-            f"{BACKBONE_REGISTERED_NAME!r}): a preset of another architecture."
+            f"not a keras_transformer Transformer (registered names "
+            f"{list(BACKBONE_REGISTERED_NAMES)}): a preset of another architecture."
         )
     if not (
         os.path.isfile(os.path.join(directory, MODEL_WEIGHTS_FILE))

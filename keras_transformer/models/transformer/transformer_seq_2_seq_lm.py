@@ -9,6 +9,9 @@ from keras_hub.models import Seq2SeqLM
 from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.models.transformer import transformer_presets as preset_lib
 from keras_transformer.models.transformer.transformer import Transformer
+from keras_transformer.models.transformer.transformer_backbone import (
+    TransformerBackbone,
+)
 from keras_transformer.models.transformer.transformer_loader import (
     find_trained_model,
     load_run_model,
@@ -25,9 +28,13 @@ from keras_transformer.objectives.metrics import MaskedTokenAccuracy
 from keras_transformer.objectives.schedules import transformer_optimizer
 from keras_transformer.special_tokens import check_language_tag_position
 from keras_transformer.utils.file_io import read_json
+from keras_transformer.utils.run_files import TASK_CONFIG_FILE
 from keras_transformer.utils.private_apis import compile_task_without_sampler
 
 SEARCHES = ("beam", "greedy")
+# The backbone of the presets of earlier versions: a `Transformer`, logits out.
+TRANSFORMER_REGISTERED_NAME = "keras_transformer>Transformer"
+PREPROCESSOR_CONFIG_FILE = "preprocessor.json"  # keras-hub's name
 _DECODE_FIELDS = tuple(field.name for field in dataclasses.fields(DecodeOptions))
 
 
@@ -52,8 +59,11 @@ def _strings(values, name):
 class TransformerSeq2SeqLM(Seq2SeqLM):
     """A trained Transformer translator as a keras-hub `Seq2SeqLM` task.
 
-    Wraps a `Transformer` backbone and a `TransformerSeq2SeqLMPreprocessor`:
-    ``fit`` takes ``{"encoder_text": [...], "decoder_text": [...]}`` string
+    Wraps a `TransformerBackbone` and a `TransformerSeq2SeqLMPreprocessor`,
+    and applies the tied output projection to the backbone's
+    ``decoder_sequence_output`` (``backbone.token_embedding(x,
+    reverse=True)``, the paper's shared matrix, §3.4, with the learned
+    output bias of a model built with ``output_bias=True``): ``fit`` takes ``{"encoder_text": [...], "decoder_text": [...]}`` string
     pairs, ``generate(strings)`` translates, ``save_to_preset(dir)`` /
     ``from_preset(dir)`` round-trip weights, config, tokenizer and the
     generation defaults below.
@@ -72,11 +82,15 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
     ``from_preset`` accepts a keras-hub preset directory, a run directory of
     ``keras-transformer train`` (``model.keras`` + ``vocab.spm`` +
     ``config.json``, or a ``preset/`` inside it) or a name registered with
-    `keras_transformer.hub.register_trained_preset`. Architecture presets
-    ("tiny", ..., "big") have no weights: use `Transformer.from_preset`.
+    `keras_transformer.register_trained_preset`. Architecture presets
+    ("tiny", ..., "big") have no weights: use `TransformerBackbone.from_preset`.
 
     Args:
-        backbone: a `keras_transformer.Transformer`.
+        backbone: a `keras_transformer.TransformerBackbone`. A
+            `keras_transformer.Transformer` (the backbone with the
+            projection, as earlier versions took, and as presets and run
+            directories of earlier versions hold) is accepted too: its
+            logits are the task's.
         preprocessor: a `TransformerSeq2SeqLMPreprocessor` or None (then
             ``fit`` takes token ids and ``generate`` is unavailable).
         decode_options: a `keras_transformer.decoding.DecodeOptions` (or a
@@ -103,7 +117,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
     ```
     """
 
-    backbone_cls = Transformer
+    backbone_cls = TransformerBackbone
     preprocessor_cls = TransformerSeq2SeqLMPreprocessor
 
     def __init__(
@@ -115,9 +129,9 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         language_tag="source",
         **kwargs,
     ):
-        if not isinstance(backbone, Transformer):
+        if not isinstance(backbone, TransformerBackbone):
             raise ValueError(
-                "TransformerSeq2SeqLM needs a keras_transformer.Transformer "
+                "TransformerSeq2SeqLM needs a keras_transformer.TransformerBackbone "
                 f"backbone. Received: {type(backbone).__name__}"
             )
         # Validated once, by DecodeOptions (errors name the field).
@@ -142,6 +156,10 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         # === Functional model ===
         inputs = backbone.input
         outputs = backbone(inputs)
+        if not isinstance(backbone, Transformer):
+            outputs = backbone.token_embedding(
+                outputs["decoder_sequence_output"], reverse=True
+            )
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
         # === Config ===
@@ -385,7 +403,12 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
                 source_asset = preset_lib.source_vocabulary_asset(directory)
                 if source_asset is not None:
                     preset_lib.check_vocabulary_file(source_asset, config["config"])
-        task = super().from_preset(directory, load_weights=load_weights, **kwargs)
+            if config.get("registered_name") == TRANSFORMER_REGISTERED_NAME:
+                task = cls._from_transformer_preset(directory, load_weights, **kwargs)
+            else:
+                task = super().from_preset(directory, load_weights=load_weights, **kwargs)
+        else:
+            task = super().from_preset(directory, load_weights=load_weights, **kwargs)
         if task.preprocessor is not None:
             preset_lib.check_tokenizer_matches(
                 task.preprocessor.tokenizer,
@@ -400,6 +423,34 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
                     source=f"The source tokenizer of {directory!r}",
                 )
         return task
+
+    @classmethod
+    def _from_transformer_preset(cls, directory, load_weights=True, **kwargs):
+        """A preset of earlier versions, whose ``config.json`` holds a
+        `Transformer`: keras-hub's `Task.from_preset` finds the task of a
+        preset by its backbone class, `TransformerBackbone` today, so such a
+        preset loads here from its files: the `Transformer` with its weights,
+        the preprocessor of ``preprocessor.json`` with its vocabulary, and
+        the task's settings of ``task.json``."""
+        backbone = kwargs.pop("backbone", None)
+        if backbone is None:
+            backbone_kwargs = {key: kwargs.pop(key) for key in ("dtype",) if key in kwargs}
+            backbone = TransformerBackbone.from_preset(
+                directory, load_weights=load_weights, **backbone_kwargs
+            )
+        preprocessor = kwargs.pop("preprocessor", None)
+        if preprocessor is None:
+            preprocessor = keras.saving.deserialize_keras_object(
+                read_json(os.path.join(directory, PREPROCESSOR_CONFIG_FILE), "preset file")
+            )
+            preprocessor.load_preset_assets(directory)
+        settings = {}
+        task_path = os.path.join(directory, TASK_CONFIG_FILE)
+        if os.path.isfile(task_path):
+            task_config = read_json(task_path, "preset file").get("config", {})
+            keys = ("decode_options", "batch_size", "language_tag")
+            settings = {key: task_config[key] for key in keys if key in task_config}
+        return cls(backbone=backbone, preprocessor=preprocessor, **{**settings, **kwargs})
 
     @classmethod
     def _from_run_directory(cls, directory, load_weights=True, **kwargs):

@@ -7,7 +7,9 @@ import numpy as np
 from keras_hub.layers import StartEndPacker
 from keras_hub.models import Seq2SeqLMPreprocessor
 
-from keras_transformer.models.transformer.transformer import Transformer
+from keras_transformer.models.transformer.transformer_backbone import (
+    TransformerBackbone,
+)
 from keras_transformer.models.transformer.transformer_tokenizer import (
     TransformerTokenizer,
 )
@@ -107,7 +109,7 @@ class TransformerSeq2SeqLMPreprocessor(Seq2SeqLMPreprocessor):
     ```
     """
 
-    backbone_cls = Transformer
+    backbone_cls = TransformerBackbone
     tokenizer_cls = TransformerTokenizer
 
     def __init__(
