@@ -19,12 +19,27 @@ objectives, the decoding, the tokenizer (in Python, through
 ``sentencepiece``), the `Translator`, prepared corpora, training (`train`,
 from NumPy batches) and checkpoint averaging import and run;
 `export_saved_model` says that it needs TensorFlow. The ``tf.data`` names
-(`make_dataset`, ...) import TensorFlow when first used. keras-hub imports TensorFlow whenever it is installed; without
-keras-hub the model is a plain ``keras.Model`` and the keras-hub task is
-absent.
+(`make_dataset`, ...) import TensorFlow when first used. keras-hub imports
+TensorFlow whenever it is installed; without keras-hub the backbone is a
+plain ``keras.Model``, the tokenizer keeps its methods on a plain base, and
+using the keras-hub task or preprocessor raises an ImportError that says
+so.
+
+The public API is in namespaces, as keras-hub's: `keras_transformer.layers`,
+`.models`, `.objectives`, `.decoding`, `.data`, `.training` and `.export`;
+their names (and `__all__`) are the same whatever is installed. The names
+at the top level are kept for compatibility.
 """
 
-from keras_transformer import data, layers
+from keras_transformer import (
+    data,
+    decoding,
+    export,
+    layers,
+    models,
+    objectives,
+    training,
+)
 from keras_transformer.data.corpus import prepare_corpus
 from keras_transformer.data.corpus_stream import CorpusStream
 from keras_transformer.data.options import DatasetOptions
@@ -32,23 +47,17 @@ from keras_transformer.data.shards import PreparedCorpus
 from keras_transformer.decoding.ensemble import Ensemble
 from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.export.saved_model import export_saved_model
-from keras_transformer.models.transformer.transformer_tokenizer import (
-    TransformerTokenizer,
-)
-
-# Deprecated alias of `TransformerTokenizer`, kept for one version.
-SubwordTokenizer = TransformerTokenizer
-from keras_transformer.models.transformer.transformer import Transformer
-from keras_transformer.models.transformer.transformer_backbone import (
+from keras_transformer.models import (
     KERAS_HUB_AVAILABLE,
-    TransformerBackbone,
-)
-from keras_transformer.models.transformer.transformer_presets import (
     PRESETS,
+    SubwordTokenizer,
+    Transformer,
+    TransformerBackbone,
+    TransformerTokenizer,
+    Translator,
     list_presets,
     register_trained_preset,
 )
-from keras_transformer.models.transformer.translator import Translator
 from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 from keras_transformer.objectives.metrics import MaskedTokenAccuracy
 from keras_transformer.objectives.schedules import (
@@ -66,21 +75,28 @@ from keras_transformer.version import __version__
 TENSORFLOW_AVAILABLE = is_installed("tensorflow")
 
 if KERAS_HUB_AVAILABLE:
-    from keras_transformer.models.transformer.transformer_seq_2_seq_lm import (
+    from keras_transformer.models import (
         TransformerSeq2SeqLM,
-    )
-    from keras_transformer.models.transformer.transformer_seq_2_seq_lm_preprocessor import (
         TransformerSeq2SeqLMPreprocessor,
     )
 
-# The tf.data pipeline: `keras_transformer.data` imports it (and TensorFlow)
-# when one of these names is first used.
-_TENSORFLOW_NAMES = ("make_dataset", "make_dataset_from_corpus", "make_dataset_from_files")
+# Names that need an optional dependency, kept at the top level for
+# compatibility: keras-hub's classes (`keras_transformer.models`) and the
+# tf.data pipeline (`keras_transformer.data`, which imports TensorFlow when
+# one of them is first used). Where the dependency is missing, using one
+# raises the ImportError of its namespace.
+_OPTIONAL_NAMES = {
+    "TransformerSeq2SeqLM": models,
+    "TransformerSeq2SeqLMPreprocessor": models,
+    "make_dataset": data,
+    "make_dataset_from_corpus": data,
+    "make_dataset_from_files": data,
+}
 
 
 def __getattr__(name):
-    if name in _TENSORFLOW_NAMES:
-        return getattr(data, name)
+    if name in _OPTIONAL_NAMES:
+        return getattr(_OPTIONAL_NAMES[name], name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -104,26 +120,30 @@ __all__ = [
     "Transformer",
     "TransformerBackbone",
     "TransformerSchedule",
+    "TransformerSeq2SeqLM",
+    "TransformerSeq2SeqLMPreprocessor",
     "TransformerTokenizer",
     "Translator",
     "__version__",
     "average_checkpoints",
+    "data",
+    "decoding",
+    "export",
     "export_saved_model",
     "layers",
     "list_presets",
+    "make_dataset",
+    "make_dataset_from_corpus",
+    "make_dataset_from_files",
+    "models",
+    "objectives",
     "prepare_corpus",
     "register_keras_serializables",
     "register_trained_preset",
     "train",
+    "training",
     "transformer_optimizer",
 ]
-if KERAS_HUB_AVAILABLE:
-    __all__ += [
-        "TransformerSeq2SeqLM",
-        "TransformerSeq2SeqLMPreprocessor",
-    ]
-if TENSORFLOW_AVAILABLE:
-    __all__ += list(_TENSORFLOW_NAMES)
 
 
 def register_keras_serializables():

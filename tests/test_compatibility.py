@@ -9,6 +9,11 @@ an older `Transformer` file, is checked in test_hub.py):
 * ``run_directory_0_1_0/``: a run directory of ``keras-transformer train``
   (``model.keras``, ``vocab.spm``, ``config.json``, ``results.json``);
 * ``numbers_preset/``: a keras-hub preset of the task (``save_to_preset``).
+
+Both hold a `Transformer` (logits out), the model of earlier versions; the
+backbone of today's task is a `TransformerBackbone` (hidden states out), so
+these files also check that the old model still loads where a backbone is
+expected, with the same numbers.
 """
 
 import importlib
@@ -30,6 +35,7 @@ INPUTS = {
 }
 REGISTERED_NAMES = (
     "keras_transformer>Transformer",
+    "keras_transformer>TransformerBackbone",
     "keras_transformer>TransformerSeq2SeqLM",
     "keras_transformer>TransformerSeq2SeqLMPreprocessor",
     "keras_transformer>TransformerTokenizer",
@@ -61,6 +67,16 @@ def test_run_directory_model_loads_with_the_same_logits():
     )
     np.testing.assert_allclose(
         _logits(kt.Transformer.from_preset(RUN_DIRECTORY)), expected, atol=1e-4
+    )
+    # As a backbone: the same `Transformer`, whose projected decoder output
+    # is those logits.
+    backbone = kt.TransformerBackbone.from_preset(RUN_DIRECTORY)
+    assert type(backbone) is kt.Transformer
+    hidden = kt.TransformerBackbone.from_config(backbone.get_config())
+    hidden.set_weights(backbone.get_weights())
+    outputs = hidden(INPUTS, training=False)["decoder_sequence_output"]
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(hidden.logits(outputs)), expected, atol=1e-4
     )
 
 
@@ -94,7 +110,18 @@ def test_preset_written_before_loads():
     task = kt.TransformerSeq2SeqLM.from_preset(preset)
     assert isinstance(task.backbone, kt.Transformer) and task.backbone.num_layers == 2
     assert task.preprocessor.tokenizer.id_to_token(kt.EOS_ID) == "</s>"
+    # The task's settings of its task.json (not the defaults: beam 4 and
+    # max_extra_length 16 there, the preprocessor's 24 tokens).
+    assert (task.beam_size, task.max_extra_length, task.batch_size) == (4, 16, 32)
+    assert task.preprocessor.encoder_sequence_length == 24
+    # The task's logits are its `Transformer`'s, whose weights loaded.
+    np.testing.assert_array_equal(
+        keras.ops.convert_to_numpy(task(INPUTS)), _logits(task.backbone)
+    )
+    fresh = kt.TransformerSeq2SeqLM.from_preset(preset, load_weights=False)
+    assert not np.allclose(_logits(fresh.backbone), _logits(task.backbone))
     assert isinstance(kt.Translator.from_directory(preset).model, kt.Transformer)
+    assert type(kt.Transformer.from_preset(preset)) is kt.Transformer
 
 
 @pytest.mark.parametrize("old_path", ["keras_transformer.model", "keras_transformer.hub"])
@@ -103,3 +130,32 @@ def test_old_deep_import_paths_are_gone(old_path):
     moved to `keras_transformer` itself."""
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module(old_path)
+
+
+def test_preset_written_before_resaves_with_a_backbone(tmp_path):
+    """The old preset's task, rebuilt on a `TransformerBackbone` with its
+    weights, saves a preset of today's layout that keras-hub's own
+    `Seq2SeqLM.from_preset` finds, and translates as before."""
+    import keras_hub
+
+    old = kt.TransformerSeq2SeqLM.from_preset(os.path.join(FIXTURES, "numbers_preset"))
+    backbone = kt.TransformerBackbone.from_config(old.backbone.get_config())
+    backbone.set_weights(old.backbone.get_weights())
+    task = kt.TransformerSeq2SeqLM(
+        backbone, old.preprocessor, decode_options=old.decode_options
+    )
+    np.testing.assert_array_equal(
+        keras.ops.convert_to_numpy(task(INPUTS)), keras.ops.convert_to_numpy(old(INPUTS))
+    )
+    task.save_to_preset(str(tmp_path / "preset"))
+    config = json.loads((tmp_path / "preset" / "config.json").read_text(encoding="utf-8"))
+    assert config["registered_name"] == "keras_transformer>TransformerBackbone"
+    sources = ["three hundred twelve", "forty"]
+    expected = old.generate(sources, beam_size=2)
+    for loaded in (
+        kt.TransformerSeq2SeqLM.from_preset(str(tmp_path / "preset")),
+        keras_hub.models.Seq2SeqLM.from_preset(str(tmp_path / "preset")),
+    ):
+        assert type(loaded) is kt.TransformerSeq2SeqLM
+        assert type(loaded.backbone) is kt.TransformerBackbone
+        assert loaded.generate(sources, beam_size=2) == expected

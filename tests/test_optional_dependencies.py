@@ -2,6 +2,7 @@
 the model, its layers, the objectives, the decoding and the tokenizer import
 and run; the parts that need TensorFlow say so when used."""
 
+import json
 import subprocess
 import sys
 
@@ -11,6 +12,7 @@ import pytest
 from conftest import REPO_ROOT
 
 WITHOUT_TENSORFLOW = """
+import json
 import sys
 
 # As if not installed: importing them raises ImportError, find_spec gives None.
@@ -22,9 +24,30 @@ from keras_transformer.decoding import DecodeOptions, Generator
 from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 
 assert not kt.TENSORFLOW_AVAILABLE and not kt.KERAS_HUB_AVAILABLE
-assert all(hasattr(kt, name) for name in kt.__all__)
-assert {"Translator", "SubwordTokenizer", "average_checkpoints"} <= set(kt.__all__)
-assert "make_dataset" not in kt.__all__ and "TransformerSeq2SeqLM" not in kt.__all__
+# The public names do not depend on what is installed: those that need
+# keras-hub or TensorFlow raise an ImportError naming it when used.
+NEEDS = {"TransformerSeq2SeqLM": "keras-hub", "TransformerSeq2SeqLMPreprocessor": "keras-hub",
+         "TransformerTokenizer": "keras-hub", "make_dataset": "TensorFlow",
+         "make_dataset_from_corpus": "TensorFlow", "make_dataset_from_files": "TensorFlow"}
+NAMESPACES = {"": kt, "layers": kt.layers, "models": kt.models, "objectives": kt.objectives,
+              "decoding": kt.decoding, "data": kt.data, "training": kt.training,
+              "export": kt.export}
+for namespace in NAMESPACES.values():
+    for name in namespace.__all__:
+        if name not in NEEDS:
+            assert hasattr(namespace, name), (namespace.__name__, name)
+            continue
+        try:
+            getattr(namespace, name)
+            raise SystemExit(f"{namespace.__name__}.{name} did not refuse")
+        except ImportError as error:
+            assert NEEDS[name] in str(error) and name in str(error), error
+try:
+    from keras_transformer.models import TransformerSeq2SeqLM
+    raise SystemExit("from keras_transformer.models import TransformerSeq2SeqLM did not refuse")
+except ImportError as error:
+    assert "needs keras-hub (pip install keras-hub)" in str(error), error
+print(json.dumps({key: sorted(namespace.__all__) for key, namespace in NAMESPACES.items()}))
 try:
     kt.export_saved_model("no_such_run", "exported")
     raise SystemExit("export_saved_model did not refuse")
@@ -57,3 +80,10 @@ def test_model_and_decoding_work_without_tensorflow_and_keras_hub():
         capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
+    # The same public names as with every dependency installed.
+    import keras_transformer as kt
+
+    names_without = json.loads(done.stdout.strip().splitlines()[-2])
+    for key, names in names_without.items():
+        namespace = getattr(kt, key) if key else kt
+        assert names == sorted(namespace.__all__), key

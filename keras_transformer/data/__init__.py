@@ -5,10 +5,9 @@ Also the embedded default task (English -> German number words), which needs
 no download. Everything but the tf.data pipeline (`make_dataset`,
 `make_dataset_from_files`, `make_dataset_from_corpus`) imports without
 TensorFlow, and importing this package does not import TensorFlow: those
-three names import it when first used.
+three names import it when first used, and raise an ImportError naming
+TensorFlow where it is not installed.
 """
-
-import importlib
 
 from keras_transformer.data.corpus import prepare_corpus
 from keras_transformer.data.corpus_batches import (
@@ -41,6 +40,7 @@ from keras_transformer.data.text_files import (
 from keras_transformer.models.transformer.transformer_tokenizer import (
     TransformerTokenizer,
 )
+from keras_transformer.utils.dependencies import lazy_names
 
 # Deprecated alias of `TransformerTokenizer`, kept for one version.
 SubwordTokenizer = TransformerTokenizer
@@ -51,23 +51,17 @@ _TENSORFLOW_NAMES = {
     "make_dataset_from_files": "keras_transformer.data.pipeline",
     "make_dataset_from_corpus": "keras_transformer.data.stream",
 }
-
-
-def __getattr__(name):
-    module = _TENSORFLOW_NAMES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    try:
-        value = getattr(importlib.import_module(module), name)
-    except ImportError as error:
-        raise ImportError(
-            f"keras_transformer.data.{name} is the tf.data pipeline and needs "
-            f"TensorFlow ({error}). Without TensorFlow use "
-            "make_batches_from_corpus (NumPy batches of a prepared corpus)."
-        ) from error
-    globals()[name] = value
-    return value
-
+__getattr__ = lazy_names(
+    __name__,
+    {
+        name: (
+            module,
+            "TensorFlow: it is the tf.data pipeline; without TensorFlow use "
+            "make_batches_from_corpus (NumPy batches of a prepared corpus)",
+        )
+        for name, module in _TENSORFLOW_NAMES.items()
+    },
+)
 
 __all__ = [
     "BatchList",
@@ -90,6 +84,9 @@ __all__ = [
     "expand_paths",
     "iter_lines",
     "make_batches_from_corpus",
+    "make_dataset",
+    "make_dataset_from_corpus",
+    "make_dataset_from_files",
     "number_to_english",
     "number_to_german",
     "prepare_corpus",

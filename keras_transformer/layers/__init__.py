@@ -11,7 +11,11 @@ from keras_transformer.layers.positional_encoding import (
     SinusoidalPositionalEncoding,
     sinusoidal_encoding,
 )
-from keras_transformer.layers.token_checks import validate_token_ids
+from keras_transformer.layers.token_checks import (
+    TokenIdCheck,
+    check_token_ids,
+    validate_token_ids,
+)
 
 __all__ = [
     "AttentionOutput",
@@ -21,8 +25,10 @@ __all__ = [
     "PositionwiseFeedForward",
     "SinusoidalPositionalEncoding",
     "TokenEmbedding",
+    "TokenIdCheck",
     "TransformerDecoderLayer",
     "TransformerEncoderLayer",
+    "check_token_ids",
     "sinusoidal_encoding",
     "validate_token_ids",
 ]

@@ -29,3 +29,27 @@ def require(feature, modules, install):
             f"{'is' if len(missing) == 1 else 'are'} not installed "
             f"(pip install {install})."
         )
+
+
+def lazy_names(package, names):
+    """The ``__getattr__`` of a package whose public names ``names`` need an
+    optional dependency: ``{name: (module, needs)}``. A name imports its
+    ``module`` when first used and is kept in ``package``'s namespace; where
+    ``module`` cannot be imported, it raises `MissingDependencyError`
+    "<package>.<name> needs <needs> (<the ImportError>)", so that a public
+    name never depends on what is installed (no missing attribute)."""
+
+    def __getattr__(name):
+        if name not in names:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        module, needs = names[name]
+        try:
+            value = getattr(importlib.import_module(module), name)
+        except ImportError as error:
+            raise MissingDependencyError(
+                f"{package}.{name} needs {needs} ({error})."
+            ) from error
+        setattr(importlib.import_module(package), name, value)
+        return value
+
+    return __getattr__

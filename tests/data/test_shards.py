@@ -249,7 +249,12 @@ for name in ("tensorflow", "tensorflow_text", "keras_hub"):
 from keras_transformer.data import PreparedCorpus
 from keras_transformer.data.shards import write_prepared_corpus
 import keras_transformer.data as data
-assert "make_dataset" not in data.__all__ and "PreparedCorpus" in data.__all__
+assert "make_dataset" in data.__all__ and "PreparedCorpus" in data.__all__
+try:
+    data.make_dataset
+    raise SystemExit("data.make_dataset did not refuse without TensorFlow")
+except ImportError as error:
+    assert "make_dataset needs TensorFlow" in str(error), error
 proto = open(sys.argv[1], "rb").read()
 write_prepared_corpus(sys.argv[2], [[5, 6], [7]], [[8], [9, 10]], proto, shard_size=1)
 corpus = PreparedCorpus.open(sys.argv[2])
