@@ -59,9 +59,11 @@ def test_backbone_decoding_interface_and_packed_rows(rng):
     backbone, transformer = _pair()
     inputs = _inputs(rng)
     encoded, mask = backbone.encode(inputs["encoder_token_ids"])
-    np.testing.assert_array_equal(
+    # Eager layer calls against the functional graph: equal up to rounding.
+    np.testing.assert_allclose(
         to_numpy(backbone.decode(inputs["decoder_token_ids"], encoded, mask)),
         to_numpy(transformer(inputs)),
+        atol=1e-5,
     )
     packed = dict(
         inputs,
@@ -72,7 +74,7 @@ def test_backbone_decoding_interface_and_packed_rows(rng):
     np.testing.assert_allclose(
         to_numpy(backbone.logits(outputs["decoder_sequence_output"])),
         to_numpy(transformer(packed)),
-        atol=1e-6,
+        atol=1e-5,
     )
 
 
