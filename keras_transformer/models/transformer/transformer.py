@@ -41,5 +41,5 @@ class Transformer(TransformerBackbone):
         Vaswani et al., 2017, "Attention Is All You Need", §3.
     """
 
-    def _outputs(self, encoder_output, decoder_output):
+    def _sequence_outputs(self, encoder_output, decoder_output):
         return self.logits(decoder_output)

@@ -378,7 +378,7 @@ class TransformerBackbone(
                 "encoder_token_ids": encoder_input,
                 "decoder_token_ids": decoder_input,
             },
-            outputs=self._outputs(encoder_output, decoder_output),
+            outputs=self._sequence_outputs(encoder_output, decoder_output),
             dtype=dtype,
             **kwargs,
         )
@@ -471,7 +471,7 @@ class TransformerBackbone(
             x = self.decoder_final_norm(x)
         return x
 
-    def _outputs(self, encoder_output, decoder_output):
+    def _sequence_outputs(self, encoder_output, decoder_output):
         """The model's outputs: the backbone's hidden states (`Transformer`
         returns the logits instead)."""
         return {
@@ -542,7 +542,7 @@ class TransformerBackbone(
             ),
             positions=segment_positions(decoder_segments),
         )
-        return self._outputs(encoder_output, decoder_output)
+        return self._sequence_outputs(encoder_output, decoder_output)
 
     # --- keras-hub's Backbone ---
 
