@@ -583,6 +583,9 @@ class TransformerBackbone(
         if preset_lib.is_run_directory(directory):
             return load_run_model(directory, cls, load_weights, **kwargs)
         preset_lib.check_preset_directory(directory, require_tokenizer=False)
+        if kwargs.get("dtype") is None:
+            # A quantized model reloads quantized (see `saved_policy_map`).
+            kwargs["dtype"] = preset_lib.saved_policy_map(directory)
         model = super(TransformerBackbone, TransformerBackbone).from_preset(
             directory, load_weights=load_weights, **kwargs
         )

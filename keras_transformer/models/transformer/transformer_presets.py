@@ -279,6 +279,25 @@ def source_vocabulary_asset(directory):
     return os.path.join(directory, PRESET_SOURCE_VOCABULARY_PATH)
 
 
+def saved_policy_map(directory):
+    """The serialized ``DTypePolicyMap`` of the backbone saved in
+    ``directory`` (a quantized model), else None (a float dtype, which
+    loads as the current Keras dtype policy, or a remote preset).
+
+    keras-hub's task loader passes such a saved map to the model verbatim;
+    its `Backbone.from_preset` overrides it with the ``dtype`` argument,
+    None by default, so a quantized backbone would be built in floats and
+    its int8 weights would not load.
+    """
+    if "://" in directory:
+        return None
+    config = _read_json(os.path.join(directory, CONFIG_FILE))
+    dtype = config.get("config", {}).get("dtype") if isinstance(config, dict) else None
+    if isinstance(dtype, dict) and dtype.get("class_name") == "DTypePolicyMap":
+        return dtype
+    return None
+
+
 def check_tokenizer_matches(tokenizer, backbone, source):
     """Raises a ValueError naming ``source`` when the vocabulary cannot be
     the model's: more pieces than output ids, or other reserved ids."""
