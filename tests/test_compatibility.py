@@ -122,6 +122,17 @@ def test_preset_written_before_loads():
     assert not np.allclose(_logits(fresh.backbone), _logits(task.backbone))
     assert isinstance(kt.Translator.from_directory(preset).model, kt.Transformer)
     assert type(kt.Transformer.from_preset(preset)) is kt.Transformer
+    # keras-hub's `from_preset` of the tokenizer and the preprocessor, whose
+    # backbone class today is `TransformerBackbone`, loads them too.
+    _check_tokenizer_and_preprocessor_presets(preset, task.preprocessor)
+
+
+def _check_tokenizer_and_preprocessor_presets(preset, preprocessor):
+    tokenizer = kt.TransformerTokenizer.from_preset(preset)
+    assert tokenizer.proto == preprocessor.tokenizer.proto
+    loaded = kt.TransformerSeq2SeqLMPreprocessor.from_preset(preset)
+    assert loaded.get_config() == preprocessor.get_config()
+    assert loaded.tokenizer.proto == preprocessor.tokenizer.proto
 
 
 @pytest.mark.parametrize("old_path", ["keras_transformer.model", "keras_transformer.hub"])
@@ -159,3 +170,4 @@ def test_preset_written_before_resaves_with_a_backbone(tmp_path):
         assert type(loaded) is kt.TransformerSeq2SeqLM
         assert type(loaded.backbone) is kt.TransformerBackbone
         assert loaded.generate(sources, beam_size=2) == expected
+    _check_tokenizer_and_preprocessor_presets(str(tmp_path / "preset"), old.preprocessor)

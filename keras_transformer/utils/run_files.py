@@ -66,6 +66,7 @@ VALIDATION_EVENTS_DIRNAME = "validation"
 PRESET_CONFIG_FILENAME = "config.json"
 PRESET_VOCABULARY_PATH = os.path.join("assets", "tokenizer", "vocabulary.spm")
 TASK_CONFIG_FILE = "task.json"
+PREPROCESSOR_CONFIG_FILE = "preprocessor.json"
 TOKENIZER_CONFIG_FILE = "tokenizer.json"
 # The source side's own tokenizer (`TransformerSeq2SeqLMPreprocessor`'s
 # ``source_tokenizer``): keras-hub names a tokenizer's asset folder after its

@@ -12,6 +12,7 @@ import glob
 import inspect
 import os
 
+import keras
 import sentencepiece as spm
 
 from keras_transformer.special_tokens import check_reserved_pieces
@@ -277,6 +278,40 @@ def source_vocabulary_asset(directory):
     if not os.path.isfile(os.path.join(directory, SOURCE_TOKENIZER_CONFIG_FILE)):
         return None
     return os.path.join(directory, PRESET_SOURCE_VOCABULARY_PATH)
+
+
+def load_family_preset_layer(cls, preset, config_file, **kwargs):
+    """The tokenizer or preprocessor ``cls`` of ``config_file`` in the local
+    preset directory ``preset`` when the preset's backbone is the family's
+    other class, else None (then keras-hub's `from_preset` loads it).
+
+    keras-hub's `from_preset` of a tokenizer or preprocessor looks for the
+    registered subclass whose ``backbone_cls`` is the preset's backbone
+    class. The family has two: `TransformerBackbone`, and `Transformer`,
+    which the presets of earlier versions and of ``keras-transformer train``
+    hold; one tokenizer and one preprocessor class serve both. ``kwargs``
+    override the saved config, as in keras-hub.
+    """
+    if not isinstance(preset, str) or not os.path.isdir(preset):
+        return None
+    config_path = os.path.join(preset, CONFIG_FILE)
+    layer_path = os.path.join(preset, config_file)
+    if not (os.path.isfile(config_path) and os.path.isfile(layer_path)):
+        return None
+    config = _read_json(config_path)
+    registered = config.get("registered_name") if isinstance(config, dict) else None
+    own = keras.saving.get_registered_name(cls.backbone_cls)
+    if registered not in BACKBONE_REGISTERED_NAMES or registered == own:
+        return None
+    layer_config = _read_json(layer_path)
+    layer_config = dict(layer_config, config={**layer_config.get("config", {}), **kwargs})
+    layer = keras.saving.deserialize_keras_object(layer_config)
+    if not isinstance(layer, cls):
+        raise ValueError(
+            f"{layer_path!r} describes a {type(layer).__name__}, not a {cls.__name__}."
+        )
+    layer.load_preset_assets(preset)
+    return layer
 
 
 def saved_policy_map(directory):

@@ -34,7 +34,6 @@ from keras_transformer.utils.private_apis import compile_task_without_sampler
 SEARCHES = ("beam", "greedy")
 # The backbone of the presets of earlier versions: a `Transformer`, logits out.
 TRANSFORMER_REGISTERED_NAME = "keras_transformer>Transformer"
-PREPROCESSOR_CONFIG_FILE = "preprocessor.json"  # keras-hub's name
 _DECODE_FIELDS = tuple(field.name for field in dataclasses.fields(DecodeOptions))
 
 
@@ -440,10 +439,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
             )
         preprocessor = kwargs.pop("preprocessor", None)
         if preprocessor is None:
-            preprocessor = keras.saving.deserialize_keras_object(
-                read_json(os.path.join(directory, PREPROCESSOR_CONFIG_FILE), "preset file")
-            )
-            preprocessor.load_preset_assets(directory)
+            preprocessor = TransformerSeq2SeqLMPreprocessor.from_preset(directory)
         settings = {}
         task_path = os.path.join(directory, TASK_CONFIG_FILE)
         if os.path.isfile(task_path):

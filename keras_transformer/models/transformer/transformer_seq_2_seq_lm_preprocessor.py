@@ -7,6 +7,9 @@ import numpy as np
 from keras_hub.layers import StartEndPacker
 from keras_hub.models import Seq2SeqLMPreprocessor
 
+from keras_transformer.models.transformer import (
+    transformer_presets as preset_lib,
+)
 from keras_transformer.models.transformer.transformer_backbone import (
     TransformerBackbone,
 )
@@ -15,7 +18,10 @@ from keras_transformer.models.transformer.transformer_tokenizer import (
 )
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
 from keras_transformer.utils.private_apis import preprocessing_function
-from keras_transformer.utils.run_files import SOURCE_TOKENIZER_CONFIG_FILE
+from keras_transformer.utils.run_files import (
+    PREPROCESSOR_CONFIG_FILE,
+    SOURCE_TOKENIZER_CONFIG_FILE,
+)
 
 
 def _tensorflow_of(x):
@@ -111,6 +117,19 @@ class TransformerSeq2SeqLMPreprocessor(Seq2SeqLMPreprocessor):
 
     backbone_cls = TransformerBackbone
     tokenizer_cls = TransformerTokenizer
+
+    @classmethod
+    def from_preset(cls, preset, config_file=PREPROCESSOR_CONFIG_FILE, **kwargs):
+        """keras-hub's `from_preset`; a preset whose backbone is a
+        `Transformer` (earlier versions, ``keras-transformer train``) or a
+        `TransformerBackbone` loads the same (see
+        `transformer_presets.load_family_preset_layer`)."""
+        preprocessor = preset_lib.load_family_preset_layer(
+            cls, preset, config_file, **kwargs
+        )
+        if preprocessor is not None:
+            return preprocessor
+        return super().from_preset(preset, config_file=config_file, **kwargs)
 
     def __init__(
         self,

@@ -19,9 +19,14 @@ import keras
 import numpy as np
 import sentencepiece as spm
 
-from keras_transformer.models.transformer.transformer import Transformer
+from keras_transformer.models.transformer import (
+    transformer_presets as preset_lib,
+)
 from keras_transformer.models.transformer.sentencepiece_vocabulary import (
     learn_vocabulary,
+)
+from keras_transformer.models.transformer.transformer_backbone import (
+    TransformerBackbone,
 )
 from keras_transformer.special_tokens import (
     BOS_ID,
@@ -39,7 +44,7 @@ from keras_transformer.utils.private_apis import (
     SentencePieceTokenizerBase,
     make_tf_sentencepiece_tokenizer,
 )
-from keras_transformer.utils.run_files import VOCABULARY_FILENAME
+from keras_transformer.utils.run_files import TOKENIZER_CONFIG_FILE, VOCABULARY_FILENAME
 
 
 def _graph_tensorflow(value):
@@ -154,7 +159,7 @@ class TransformerTokenizer(_Base):
     ```
     """
 
-    backbone_cls = Transformer
+    backbone_cls = TransformerBackbone
 
     special_pieces = {
         "pad_token": PAD_PIECE,
@@ -162,6 +167,17 @@ class TransformerTokenizer(_Base):
         "start_token": BOS_PIECE,
         "end_token": EOS_PIECE,
     }
+
+    @classmethod
+    def from_preset(cls, preset, config_file=TOKENIZER_CONFIG_FILE, **kwargs):
+        """keras-hub's `from_preset`; a preset whose backbone is a
+        `Transformer` (earlier versions, ``keras-transformer train``) or a
+        `TransformerBackbone` loads the same (see
+        `transformer_presets.load_family_preset_layer`)."""
+        tokenizer = preset_lib.load_family_preset_layer(cls, preset, config_file, **kwargs)
+        if tokenizer is not None:
+            return tokenizer
+        return super().from_preset(preset, config_file=config_file, **kwargs)
 
     def __init__(self, proto=None, **kwargs):
         if proto is not None and not isinstance(proto, (bytes, bytearray, str)):
