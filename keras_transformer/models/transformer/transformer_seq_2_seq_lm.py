@@ -62,8 +62,9 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
     and applies the tied output projection to the backbone's
     ``decoder_sequence_output`` (``backbone.token_embedding(x,
     reverse=True)``, the paper's shared matrix, §3.4, with the learned
-    output bias of a model built with ``output_bias=True``): ``fit`` takes ``{"encoder_text": [...], "decoder_text": [...]}`` string
-    pairs, ``generate(strings)`` translates, ``save_to_preset(dir)`` /
+    output bias of a model built with ``output_bias=True``). ``fit`` takes
+    ``{"encoder_text": [...], "decoder_text": [...]}`` string pairs,
+    ``generate(strings)`` translates, ``save_to_preset(dir)`` /
     ``from_preset(dir)`` round-trip weights, config, tokenizer and the
     generation defaults below.
 
