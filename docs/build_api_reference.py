@@ -10,6 +10,7 @@ tests/test_docs.py builds it under the TensorFlow backend and fails on any
 warning pdoc emits.
 """
 
+import importlib
 import os
 import pkgutil
 import sys
@@ -17,18 +18,43 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _public(name):
+    return not any(part.startswith("_") for part in name.split(".")[1:])
+
+
+def _reached(name):
+    """The modules pdoc renders for the spec ``name``: the module, and for a
+    package its public submodules, only those named in its ``__all__``
+    where it defines one (pdoc's rule), recursively."""
+    module = importlib.import_module(name)
+    found = {name}
+    if not hasattr(module, "__path__"):
+        return found
+    listed = getattr(module, "__all__", None)
+    for child in pkgutil.iter_modules(module.__path__, name + "."):
+        short = child.name.rsplit(".", 1)[1]
+        if _public(child.name) and (listed is None or short in listed):
+            found |= _reached(child.name)
+    return found
+
+
 def public_modules():
-    """``keras_transformer`` and its public modules and subpackages (pdoc
-    renders each subpackage's modules in turn)."""
+    """Specs for pdoc that render ``keras_transformer`` and every public
+    module under it, each once. A namespace of the package (``layers``,
+    ``models``, ...) defines ``__all__``, which pdoc reads as the list of
+    its submodules to render, so the modules it leaves out are added as
+    specs of their own."""
     import keras_transformer
 
-    return ["keras_transformer"] + sorted(
-        module.name
-        for module in pkgutil.iter_modules(keras_transformer.__path__, "keras_transformer.")
-        if not module.name.rsplit(".", 1)[1].startswith("_")
-        # pdoc renders the package's ``__all__`` submodules with the package.
-        and module.name.rsplit(".", 1)[1] not in getattr(keras_transformer, "__all__", ())
-    )
+    specs, covered = ["keras_transformer"], _reached("keras_transformer")
+    for module in sorted(
+        (m.name for m in pkgutil.walk_packages(keras_transformer.__path__, "keras_transformer.")),
+        key=lambda name: (name.count("."), name),
+    ):
+        if _public(module) and module not in covered:
+            specs.append(module)
+            covered |= _reached(module)
+    return specs
 
 
 # Pages that must exist in every build (the test checks them).
