@@ -39,6 +39,23 @@ def pytest_report_header(config):
     return f"keras backend: {keras.config.backend()}"
 
 
+# Tests marked backend_independent run in this backend's suite only (the
+# README's test command runs the suite once per backend; PyTorch's ends first).
+BACKEND_INDEPENDENT_SUITE = "torch"
+
+
+def pytest_collection_modifyitems(config, items):
+    if keras.config.backend() == BACKEND_INDEPENDENT_SUITE:
+        return
+    skip = pytest.mark.skip(
+        reason="backend independent: runs once per suite, in the "
+        f"KERAS_BACKEND={BACKEND_INDEPENDENT_SUITE} suite"
+    )
+    for item in items:
+        if item.get_closest_marker("backend_independent"):
+            item.add_marker(skip)
+
+
 def pytest_collection_finish(session):
     # The objects alive once every test module is imported (the modules of
     # Keras and the backends, about half a million objects) live to the end

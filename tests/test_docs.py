@@ -10,8 +10,9 @@
   is the test command .ci/run runs.
 - No document talks about the project's own history of work.
 
-Plain file checks and one import of `keras_transformer.TrainConfig`: they
-run in well under a second under every backend.
+Plain file checks and one import of `keras_transformer.TrainConfig`, marked
+backend_independent (they run in the PyTorch suite only), except the two that
+need the TensorFlow backend (the signature table, the API reference build).
 """
 
 import dataclasses
@@ -57,6 +58,7 @@ def _generator():
     return module
 
 
+@pytest.mark.backend_independent
 def test_train_config_reference_is_generated_from_the_field_metadata():
     generator = _generator()
     text = _read(os.path.join("docs", "training.md"))
@@ -107,6 +109,7 @@ def _all_citations(backends=True):
     return cited
 
 
+@pytest.mark.backend_independent
 def test_every_cited_result_file_exists():
     files = os.listdir(RESULTS)
     missing = [
@@ -118,6 +121,7 @@ def test_every_cited_result_file_exists():
     assert not missing, "cited but not in benchmarks/results/: " + ", ".join(missing)
 
 
+@pytest.mark.backend_independent
 def test_every_result_file_is_cited():
     patterns = list(_all_citations())
     uncited = [
@@ -127,11 +131,13 @@ def test_every_result_file_is_cited():
     assert not uncited, "in benchmarks/results/ but cited nowhere: " + ", ".join(uncited)
 
 
+@pytest.mark.backend_independent
 def test_result_files_are_not_named_after_rounds_of_work():
     bad = [n for n in os.listdir(RESULTS) if re.search(r"session|_s\d+[._]|round|before|after", n)]
     assert not bad, bad
 
 
+@pytest.mark.backend_independent
 def test_readme_two_commands_are_what_ci_runs():
     readme = _read("README.md")
     section = readme.split("## Two commands", 1)[1].split("\n## ", 1)[0]
@@ -154,6 +160,7 @@ def test_readme_two_commands_are_what_ci_runs():
     assert tests in ci.splitlines()
 
 
+@pytest.mark.backend_independent
 def test_no_document_tells_the_history_of_its_own_work():
     pattern = re.compile(r"session|\bround\b(?! trip)|this machine|earlier run|previous run|\blent\b", re.I)
     found = [
@@ -202,6 +209,7 @@ def unmarked_blocks(document, text):
     return problems
 
 
+@pytest.mark.backend_independent
 def test_every_code_block_is_run_or_says_why_not():
     """Before each ```python/```bash block of README.md and docs/*.md:
     ``<!-- run by: PATH -->`` (an existing test or CI file that runs it) or
@@ -217,6 +225,7 @@ def test_every_code_block_is_run_or_says_why_not():
     )
 
 
+@pytest.mark.backend_independent
 def test_the_block_check_catches_an_unmarked_block():
     text = "text\n\n```bash\nls\n```\n\n<!-- not run: needs a GPU -->\n```python\nx\n```\n"
     assert unmarked_blocks("page.md", text) == ["page.md:3"]
@@ -258,6 +267,7 @@ def test_signature_table_is_generated_from_the_exports_signatures():
         generator.table()
 
 
+@pytest.mark.backend_independent
 def test_the_multi30k_recipe_leaves_the_backend_to_the_user():
     config = TrainConfig.from_file(os.path.join(REPO_ROOT, "benchmarks", "multi30k.yaml"))
     assert config.backend is None, "benchmarks/multi30k.yaml must not override KERAS_BACKEND"

@@ -15,6 +15,8 @@ import os
 import pytest
 from python_source import parse
 
+pytestmark = pytest.mark.backend_independent  # reads the source with ast
+
 PACKAGE = "keras_transformer"
 PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), PACKAGE)
 

@@ -17,7 +17,11 @@ convention). Anything else over the limit must be in `ALLOWED`, with why.
 
 import ast
 import os
+
+import pytest
 from python_source import parse
+
+pytestmark = pytest.mark.backend_independent  # reads the source with ast
 
 PACKAGE = "keras_transformer"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

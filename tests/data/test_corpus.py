@@ -150,6 +150,7 @@ def test_the_vocabulary_and_ids_are_subword_tokenizers(tmp_path):
     assert corpus.manifest["dtype"] == "uint16" and corpus.vocabulary_size == 150
 
 
+@pytest.mark.backend_independent
 def test_a_sampled_vocabulary_depends_on_the_seed_only(tmp_path, capsys):
     """With more sentences than input_sentence_size, the vocabulary is
     learned from a sample of the sentence positions (source line i is
@@ -188,6 +189,7 @@ def read_parallel_all(tmp_path):
     return src, tgt
 
 
+@pytest.mark.backend_independent
 def test_a_given_vocabulary_is_copied_and_used(tmp_path):
     _write_corpus(tmp_path / "text")
     first = _prepare(tmp_path, "first")
@@ -207,6 +209,7 @@ def test_a_given_vocabulary_is_copied_and_used(tmp_path):
         second.check_vocabulary(other_proto, other.vocabulary_path)
 
 
+@pytest.mark.backend_independent
 def test_an_interrupted_preparation_resumes_to_the_same_corpus(tmp_path, monkeypatch):
     _write_corpus(tmp_path / "text")
     whole = _prepare(tmp_path, "whole")
@@ -244,6 +247,7 @@ def test_an_interrupted_preparation_resumes_to_the_same_corpus(tmp_path, monkeyp
     assert resumed.manifest == dict(whole.manifest)
 
 
+@pytest.mark.backend_independent
 def test_a_finished_preparation_is_reused_and_another_refused(tmp_path, capsys):
     _write_corpus(tmp_path / "text")
     corpus = _prepare(tmp_path)
@@ -276,6 +280,7 @@ def test_a_finished_preparation_is_reused_and_another_refused(tmp_path, capsys):
         _prepare(tmp_path, "run")
 
 
+@pytest.mark.backend_independent
 def test_input_errors_name_the_files_and_leave_a_prepared_corpus_untouched(tmp_path):
     _write_corpus(tmp_path / "text")
     corpus = _prepare(tmp_path)
@@ -308,6 +313,7 @@ def test_input_errors_name_the_files_and_leave_a_prepared_corpus_untouched(tmp_p
     assert _snapshot(corpus.path) == before
 
 
+@pytest.mark.backend_independent
 def test_argument_and_vocabulary_errors(tmp_path):
     _write_corpus(tmp_path / "text")
     with pytest.raises(ValueError, match="exactly one of vocabulary"):
@@ -331,6 +337,7 @@ def test_argument_and_vocabulary_errors(tmp_path):
     assert not os.path.exists(tmp_path / "out" / "manifest.json")
 
 
+@pytest.mark.backend_independent
 def test_vocabulary_trainer_process_imports_only_sentencepiece():
     # The child that learns a vocabulary is run by its path: it must start
     # without importing the package (Keras, keras-hub, TensorFlow).

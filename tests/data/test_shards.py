@@ -73,6 +73,7 @@ def _written(tmp_path, protos, num_pairs=10, shard_size=3):
     return corpus, source, target
 
 
+@pytest.mark.backend_independent
 def test_written_pairs_read_back_exactly_across_shards(tmp_path, protos):
     corpus, source, target = _written(tmp_path, protos)
     assert (corpus.num_pairs, corpus.num_shards) == (10, 4)
@@ -122,6 +123,7 @@ def test_written_pairs_read_back_exactly_across_shards(tmp_path, protos):
     assert not [name for name in os.listdir(corpus.path) if name.startswith(".tmp")]
 
 
+@pytest.mark.backend_independent
 def test_manifest_is_strict_json_with_the_designed_keys(tmp_path, protos):
     corpus, _, _ = _written(tmp_path, protos)
     with open(os.path.join(corpus.path, "manifest.json")) as f:
@@ -141,6 +143,7 @@ def test_manifest_is_strict_json_with_the_designed_keys(tmp_path, protos):
     assert set(manifest["shards"][0]["crc32"]) == {"src", "tgt", "idx"}
 
 
+@pytest.mark.backend_independent
 def test_write_shard_checks_its_arrays(tmp_path):
     with pytest.raises(ValueError, match="2 source lengths but 1 target"):
         write_shard(tmp_path, "s", [4, 5], [1, 1], [6], [1], "uint16")
@@ -160,6 +163,7 @@ def test_write_shard_checks_its_arrays(tmp_path):
     assert ids_dtype(65536) == "uint16" and ids_dtype(65537) == "int32"
 
 
+@pytest.mark.backend_independent
 def test_errors_name_the_damaged_file(tmp_path, protos):
     corpus, _, _ = _written(tmp_path, protos)
     src = shard_path(corpus.path, "shard-00001", "src")
@@ -201,6 +205,7 @@ def test_errors_name_the_damaged_file(tmp_path, protos):
         PreparedCorpus.open(corpus.path, verify=False).shard(2)
 
 
+@pytest.mark.backend_independent
 def test_a_foreign_or_changed_vocabulary_is_refused(tmp_path, protos):
     corpus, _, _ = _written(tmp_path, protos)
     corpus.check_vocabulary(protos[0], "runs/a/vocab.spm")
@@ -213,6 +218,7 @@ def test_a_foreign_or_changed_vocabulary_is_refused(tmp_path, protos):
         PreparedCorpus.open(corpus.path)
 
 
+@pytest.mark.backend_independent
 def test_not_a_corpus_another_version_and_incomplete(tmp_path, protos):
     with pytest.raises(
         ValueError, match="is not a prepared corpus: it has no manifest.json"

@@ -17,6 +17,8 @@ from keras_transformer.data import (
     write_lines,
 )
 
+pytestmark = pytest.mark.backend_independent
+
 
 def _corpus(tmp_path):
     """Three sources of a corpus: a plain pair, a gzip pair, a pair with an

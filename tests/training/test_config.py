@@ -13,6 +13,7 @@ from keras_transformer.training.config import parse_overrides
 from conftest import FIXTURES, REPO_ROOT
 
 
+@pytest.mark.backend_independent
 def test_unknown_key_is_an_error_naming_it_and_listing_valid_keys():
     with pytest.raises(ValueError, match="epochz") as info:
         TrainConfig.from_dict({"epochs": 3, "epochz": 4})
@@ -23,6 +24,7 @@ def test_unknown_key_is_an_error_naming_it_and_listing_valid_keys():
         parse_overrides(["nonsense=1"])
 
 
+@pytest.mark.backend_independent
 def test_yaml_and_json_files_load_the_same_config(tmp_path):
     values = {
         "preset": "tiny",
@@ -51,6 +53,7 @@ def test_yaml_and_json_files_load_the_same_config(tmp_path):
     assert "bad.yaml" in str(info.value)
 
 
+@pytest.mark.backend_independent
 def test_overrides_apply_and_the_original_is_unchanged():
     base = TrainConfig(epochs=3)
     changed = base.replace(epochs=5, seed=7)
@@ -68,6 +71,7 @@ def test_overrides_apply_and_the_original_is_unchanged():
     assert parsed.output_dir == "runs/x" and parsed.time_budget_minutes == 0.5
 
 
+@pytest.mark.backend_independent
 def test_type_and_value_validation_is_clear():
     with pytest.raises(TypeError, match="'epochs' must be int"):
         TrainConfig(epochs="ten")
@@ -91,6 +95,7 @@ def test_type_and_value_validation_is_clear():
         TrainConfig(backend="theano")
 
 
+@pytest.mark.backend_independent
 def test_resolved_fills_auto_fields_by_data_kind():
     default_task = TrainConfig().resolved()
     assert default_task.uses_default_task
@@ -132,11 +137,13 @@ def test_resolved_fills_auto_fields_by_data_kind():
         (dict(average_last_n=[3, 5], train_src="a", train_tgt="b"), "average_last_n"),
     ],
 )
+@pytest.mark.backend_independent
 def test_training_keys_are_validated_naming_the_key(values, key):
     with pytest.raises(ValueError, match=key):
         TrainConfig(**values)
 
 
+@pytest.mark.backend_independent
 def test_training_keys_accept_good_values_and_resolve_the_final_model():
     assert TrainConfig().resolved().final_model == "average"
     assert TrainConfig(ema_decay=0.999).resolved().final_model == "last"
@@ -151,6 +158,7 @@ def test_training_keys_accept_good_values_and_resolve_the_final_model():
         TrainConfig(ema_decay="high")
 
 
+@pytest.mark.backend_independent
 def test_average_last_n_takes_one_n_or_candidates_to_choose_from():
     assert TrainConfig(average_last_n=5).average_candidates == [5]
     assert TrainConfig().average_candidates is None  # Auto until resolved.
@@ -169,6 +177,7 @@ def test_average_last_n_takes_one_n_or_candidates_to_choose_from():
         TrainConfig(average_last_n=[3, True])
 
 
+@pytest.mark.backend_independent
 def test_every_key_but_two_is_a_train_flag_and_old_spellings_still_work():
     from keras_transformer.cli.main import _train_config
     from keras_transformer.cli.main import build_parser
@@ -258,6 +267,7 @@ def test_a_keras_file_loads_after_importing_the_package_then_keras():
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
 
 
+@pytest.mark.backend_independent
 def test_the_wmt14_recipe_holds_the_papers_base_setting():
     """examples/wmt14_en_de_base.yaml (docs/wmt14.md): the paper's §5-6 values."""
     config = TrainConfig.from_file(

@@ -48,9 +48,13 @@ print(json.dumps({
 }))
 """
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("tensorflow") is None, reason="TensorFlow is not installed"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        importlib.util.find_spec("tensorflow") is None, reason="TensorFlow is not installed"
+    ),
+    # Each check runs in a fresh process with the backend it names.
+    pytest.mark.backend_independent,
+]
 
 
 def _run(backend, *modules):

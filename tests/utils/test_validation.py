@@ -10,6 +10,8 @@ from keras_transformer.utils.validation import check_int
 from keras_transformer.utils.validation import check_number
 from keras_transformer.utils.validation import check_rate
 
+pytestmark = pytest.mark.backend_independent
+
 
 def test_check_int():
     assert check_int("n", 3) == 3
