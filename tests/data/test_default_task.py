@@ -11,6 +11,8 @@ from keras_transformer.data.default_task import number_to_german
 from keras_transformer.data.default_task import write_default_task
 from keras_transformer.data.text_files import read_parallel
 
+pytestmark = pytest.mark.backend_independent
+
 KNOWN = {
     0: ("zero", "null"),
     1: ("one", "eins"),

@@ -10,6 +10,8 @@ import pytest
 
 from keras_transformer.data.prefetch import Prefetcher
 
+pytestmark = pytest.mark.backend_independent
+
 
 def _count(limit, produced=None, fail_at=None):
     for item in range(limit):

@@ -4,6 +4,8 @@ import pytest
 
 from keras_transformer.decoding.options import DecodeOptions
 
+pytestmark = pytest.mark.backend_independent
+
 
 def test_defaults_are_the_papers():
     options = DecodeOptions()
