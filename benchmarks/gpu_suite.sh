@@ -32,16 +32,20 @@ export PYTHONUNBUFFERED=1
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 
 if [ "${QUICK:-0}" = 1 ]; then
-    THROUGHPUT="--preset default --steps 2 --repeats 2 --warmup-steps 2 --torch-compile off"
+    THROUGHPUT="--preset tiny --steps 2 --repeats 2 --warmup-steps 2 --torch-compile off"
+    SCALE_PRESETS="tiny"; SCALE_BATCHES="8 16"; SCALE="--steps 2 --repeats 1 --warmup-steps 1"
+    DECODE_COMPILE="--torch-compile --no-torch-eager --preset small --num-sentences 32 --repeats 1 --skip-speed"
     DECODE="--preset small --num-sentences 64 --speed-steps 16 --repeats 1"
     MULTI30K="--preset tiny --minutes 0.1 --steps-per-snapshot 10 --tokens-per-batch 2048 --test-sentences 30"
 else
     THROUGHPUT="--preset base --steps 10 --repeats 3 --warmup-steps 3"
+    SCALE_PRESETS="base big"; SCALE_BATCHES="196 392"; SCALE="--steps 10 --repeats 2 --warmup-steps 3"
+    DECODE_COMPILE="--torch-compile --no-torch-eager --preset base --num-sentences 1000 --warm --skip-speed"
     DECODE="--preset base --num-sentences 1000 --warm"
     MULTI30K="--preset small --minutes 1.25"
 fi
 
-SECTIONS=${SECTIONS:-throughput decode multi30k gpu}
+SECTIONS=${SECTIONS:-throughput decode multi30k gpu scale}
 section() {
     case " $SECTIONS " in *" $1 "*) return 0 ;; esac
     return 1
@@ -57,8 +61,10 @@ pack() {
 cat "$OUT/files/device.txt"
 
 if section throughput; then
+# The package under JAX and under PyTorch (Keras' eager step and the
+# compiled one) against torch.nn.Transformer eager and compiled, same batch.
 # shellcheck disable=SC2086
-timeout 200 python benchmarks/train_throughput.py --models ours,torch_nn \
+timeout 300 python benchmarks/train_throughput.py --models ours,ours+compile,torch_nn \
     --backends jax,torch --dtype-policy mixed_bfloat16 --peak-tflops "$PEAK" \
     $THROUGHPUT --output-dir "$OUT/files" --tag "${TAG}_base_bf16" \
     2>&1 | tee "$OUT/files/train_throughput.log"
@@ -70,6 +76,12 @@ if section decode; then
 timeout 120 python benchmarks/decode_speed.py --synthetic --backends jax,torch \
     $DECODE --output-dir "$OUT/files" --tag "${TAG}_base" \
     2>&1 | tee "$OUT/files/decode_speed.log"
+# The compiled PyTorch decode (fixed-size cache, CUDA graphs where shapes are
+# static) against JAX's, same synthetic sentences.
+# shellcheck disable=SC2086
+timeout 240 python benchmarks/decode_speed.py --synthetic --backends jax,torch \
+    $DECODE_COMPILE --output-dir "$OUT/files" --tag "${TAG}_base_torch_compiled" \
+    2>&1 | tee "$OUT/files/decode_speed_torch_compiled.log"
 pack
 fi
 
@@ -136,3 +148,18 @@ python benchmarks/gpu_product_report.py --files "$OUT/files" --tag "$TAG" \
 pack
 fi
 ls -la "$OUT/files"
+
+if section scale; then
+# JAX at ~25,000 and ~50,000 target tokens per step (196 and 392 rows of 128),
+# base and big presets: MFU and GPU memory as the batch and the model grow.
+for preset in $SCALE_PRESETS; do
+  for rows in $SCALE_BATCHES; do
+    # shellcheck disable=SC2086
+    timeout 150 python benchmarks/train_throughput.py --models ours --backends jax \
+        --preset "$preset" --batch-size "$rows" --dtype-policy mixed_bfloat16 \
+        --peak-tflops "$PEAK" $SCALE --no-matmul-reference --output-dir "$OUT/files" \
+        --tag "${TAG}_${preset}_bf16_rows${rows}" 2>&1 | tee -a "$OUT/files/train_scale.log"
+  done
+done
+pack
+fi
