@@ -153,13 +153,11 @@ def _model_dirs(args):
 
 
 def _run_config(model_dir):
-    """The `TrainConfig` of a run directory; None for a preset or a
-    directory without config.json."""
+    """The `TrainConfig` of a run directory (``train_config.json``, or an
+    older run's ``config.json``); None for a preset of ``save_to_preset``
+    or a directory without one."""
 
-    files = locate_trained_model(model_dir)
-    if files is not None and files.kind != "run":
-        return None
-    if os.path.isfile(RunDirectory(model_dir).config_path):
+    if RunDirectory(model_dir).saved_config_path() is not None:
         return load_run_config(model_dir)
     return None
 
@@ -447,7 +445,7 @@ def _evaluation_data(args, run_config):
         return sources, references, os.path.basename(args.src), False
     if run_config is None:
         raise ValueError(
-            f"No config.json in {args.model_dir[0]!r} to find the test set; "
+            f"No train_config.json in {args.model_dir[0]!r} to find the test set; "
             "pass --src and --ref."
         )
 

@@ -32,7 +32,7 @@ examples:
 
 Precedence: --config file, then explicit flags, then --set. Unknown keys are
 errors. Fields left unset ("auto") depend on whether you train on the
-default task or on your own files; the run's config.json records them.
+default task or on your own files; the run's train_config.json records them.
 Run the same command again to resume an interrupted run. A run directory
 holds one run: a finished run, a run with other settings or other files there
 are refused; --overwrite moves them aside to DIR.old-<timestamp> first.

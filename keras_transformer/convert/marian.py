@@ -56,7 +56,6 @@ from keras_transformer.utils.file_io import (
     save_model,
 )
 from keras_transformer.utils.run_files import (
-    CONFIG_FILENAME,
     MODEL_FILENAME,
     SOURCE_VOCABULARY_FILENAME,
     VOCABULARY_FILENAME,
@@ -521,8 +520,8 @@ def convert_marian(source_dir, output_dir, overwrite=False):
     ``model.safetensors`` or ``pytorch_model.bin``, ``source.spm``,
     ``target.spm``, ``vocab.json``; optionally ``generation_config.json``)
     as the run directory ``output_dir``: ``model.keras``, ``vocab.spm``
-    (target), ``source_vocab.spm`` (source) and ``config.json`` with the
-    checkpoint's decoding defaults. ``translate``, ``evaluate``, ``score``,
+    (target), ``source_vocab.spm`` (source) and ``train_config.json`` with
+    the checkpoint's decoding defaults. ``translate``, ``evaluate``, ``score``,
     ``export`` and `Translator.from_directory` take it.
 
     Args:
@@ -570,7 +569,7 @@ def convert_marian(source_dir, output_dir, overwrite=False):
         run.join(SOURCE_VOCABULARY_FILENAME),
         remapped_sentencepiece(source_proto, id_map, language_tokens=True),
     )
-    atomic_write_json(run.join(CONFIG_FILENAME), train_config)
+    atomic_write_json(run.config_path, train_config)
     save_model(model, run.join(MODEL_FILENAME))
     return output_dir
 

@@ -324,7 +324,8 @@ def export_saved_model(
     A multilingual model's signatures take ``target_language`` (see the
     module's docstring). ``language_tag`` (``"source"`` or ``"target"``)
     says where the model finds its language tag; default: its run's
-    ``config.json`` (the first directory's, for an ensemble), else
+    ``train_config.json`` or its preset's ``task.json`` (the first
+    directory's, for an ensemble), else
     ``"source"``, as `Translator.from_directory` reads it. The export
     records it (and the languages) in ``export_config.json``.
 

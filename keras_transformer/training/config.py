@@ -9,7 +9,7 @@ Fields left at ``None`` marked "auto" get a value that depends on the data:
 one set of settings for the embedded default task (English -> German number
 words, tuned to learn in minutes on 2 CPU cores) and one for the user's own
 parallel text (closer to the paper). `TrainConfig.resolved` fills them in;
-the ``config.json`` of a run stores the resolved values.
+the ``train_config.json`` of a run stores the resolved values.
 
 Example:
 
@@ -49,7 +49,11 @@ from keras_transformer.training.config_values import (  # noqa: F401 (imported f
     check_type,
     takes_list,
 )
-from keras_transformer.utils.run_files import CONFIG_FILENAME, SOURCE_VOCABULARY_FILENAME
+from keras_transformer.utils.run_files import (
+    SOURCE_VOCABULARY_FILENAME,
+    TRAIN_CONFIG_FILENAME,
+    train_config_path,
+)
 
 # Settings of the embedded default task (no data arguments). Chosen so that
 # `keras-transformer train` reaches >= 99.5% exact match on the 1000 held-out
@@ -510,5 +514,17 @@ def parse_overrides(assignments, config=None):
 
 
 def load_run_config(directory):
-    """The `TrainConfig` saved in a run directory (``config.json``)."""
-    return TrainConfig.from_file(os.path.join(directory, CONFIG_FILENAME))
+    """The `TrainConfig` saved in a run directory (``train_config.json``,
+    or the ``config.json`` of a run of earlier versions).
+
+    Raises:
+        FileNotFoundError: naming ``train_config.json``, where the directory
+            holds neither.
+    """
+    path = train_config_path(directory)
+    if path is None:
+        raise FileNotFoundError(
+            f"{os.path.join(directory, TRAIN_CONFIG_FILENAME)!r} not found: "
+            f"{directory!r} holds no run of `keras-transformer train`."
+        )
+    return TrainConfig.from_file(path)

@@ -298,7 +298,7 @@ class CheckpointFields:
     `TrainConfig` keys (flat: ``TrainConfig(preset=...)``).
 
     Args:
-        output_dir: str. Where model.keras, vocab.spm, config.json,
+        output_dir: str. Where model.keras, vocab.spm, train_config.json,
             checkpoints/, logs/ and backup/ go. Auto.
         average_last_n: int or list of int. With ``final_model="average"``,
             the final model averages the weights of the last N epoch

@@ -6,7 +6,8 @@ Its layout, and every file and directory name in it, is in
 What a run directory guarantees:
 
 * One run. `RunDirectory.claim` lets a run start in an empty (or missing)
-  directory, or resume an unfinished run whose ``config.json`` has the same
+  directory, or resume an unfinished run whose ``train_config.json`` (or,
+  for a run started by an earlier version, ``config.json``) has the same
   settings. A finished run, a run with other settings, or files that are not
   a run are refused; ``overwrite=True`` first renames the old directory aside
   (``<run>.old-<timestamp>``), it never mixes two runs' files or deletes any.
@@ -16,7 +17,7 @@ What a run directory guarantees:
   the old file: a crash or a NaN never replaces a good file.
 * The spelling of the path does not matter: ``runs/x``, ``runs/x/`` and
   ``./runs/x`` are the same run (the directory is identified by where it is,
-  not by the ``output_dir`` string stored in ``config.json``).
+  not by the ``output_dir`` string stored in ``train_config.json``).
 
 Example:
 
@@ -40,11 +41,12 @@ from keras_transformer.utils.run_files import (
     BACKUP_WEIGHTS_FILENAME,
     CHECKPOINT_PATTERN,
     CHECKPOINTS_DIRNAME,
-    CONFIG_FILENAME,
     LOGS_DIRNAME,
     MODEL_FILENAME,
     RESULTS_FILENAME,
+    TRAIN_CONFIG_FILENAME,
     VOCABULARY_FILENAME,
+    train_config_path,
 )
 
 NEW, RESUME = "new", "resume"
@@ -87,7 +89,14 @@ class RunDirectory:
 
     @property
     def config_path(self):
-        return self.join(CONFIG_FILENAME)
+        """Where the run writes its `TrainConfig` (``train_config.json``)."""
+        return self.join(TRAIN_CONFIG_FILENAME)
+
+    def saved_config_path(self):
+        """The `TrainConfig` the run saved: ``train_config.json``, or the
+        ``config.json`` of a run started by an earlier version; None where
+        there is neither."""
+        return train_config_path(self.path)
 
     @property
     def results_path(self):
@@ -148,12 +157,12 @@ class RunDirectory:
 
         Args:
             config: dict. The resolved config (``TrainConfig.to_dict()``).
-            may_change: keys that may differ from the saved ``config.json``
+            may_change: keys that may differ from the saved `TrainConfig`
                 when an unfinished run is resumed (``output_dir`` always may).
             overwrite: bool. Rename a directory that holds anything else aside
                 (``<path>.old-<timestamp>``) instead of refusing.
             complete_saved: optional function ``dict -> dict`` applied to the
-                saved ``config.json`` before the comparison, e.g. to fill in
+                saved `TrainConfig` before the comparison, e.g. to fill in
                 the defaults of keys that a run started by an older version
                 did not write (it ran with those defaults).
 
@@ -182,20 +191,24 @@ class RunDirectory:
         entries = self._entries()
         if not entries:
             return None
-        if CONFIG_FILENAME not in entries:
+        try:
+            saved_path = self.saved_config_path()
+        except ValueError as error:  # An unreadable config.json.
+            return f"holds an unreadable run config ({error})"
+        if saved_path is None:
             return (
-                "is not empty and holds no run (no config.json): "
+                f"is not empty and holds no run (no {TRAIN_CONFIG_FILENAME}): "
                 f"{', '.join(entries[:5])}{', ...' if len(entries) > 5 else ''}"
             )
         if self.is_finished():
             return f"holds a finished run ({MODEL_FILENAME} or {RESULTS_FILENAME})"
         try:
-            with open(self.config_path, encoding="utf-8") as f:
+            with open(saved_path, encoding="utf-8") as f:
                 saved = json.load(f)
             if not isinstance(saved, dict):
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as error:
-            return f"holds an unreadable {CONFIG_FILENAME} ({error})"
+            return f"holds an unreadable {os.path.basename(saved_path)} ({error})"
         if complete_saved is not None:
             try:
                 saved = complete_saved(saved)

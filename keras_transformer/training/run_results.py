@@ -18,7 +18,7 @@ from keras_transformer.training.model_selection import choose_final_model
 from keras_transformer.training.run_directory import RunDirectory
 from keras_transformer.utils.console import log
 from keras_transformer.utils.file_io import atomic_write_json, save_model
-from keras_transformer.utils.run_files import CONFIG_FILENAME, VOCABULARY_FILENAME
+from keras_transformer.utils.run_files import TRAIN_CONFIG_FILENAME, VOCABULARY_FILENAME
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,7 +85,7 @@ def save_final_model(config, run, fitted, tokenizer, valid_pairs, verbose):
     )  # fmt: skip
     model_path = save_model(model, run.model_path)
     log(
-        f"Saved {model_path} ({final} weights; with {VOCABULARY_FILENAME} and {CONFIG_FILENAME})",
+        f"Saved {model_path} ({final} weights; with {VOCABULARY_FILENAME} and {TRAIN_CONFIG_FILENAME})",
         verbose,
     )
     return model, model_path, averaged, final, selection

@@ -5,7 +5,8 @@ use the vocabulary the model was trained with (the layout and its rules are
 `keras_transformer.training.run_directory`'s)::
 
     <output_dir>/
-      config.json         the resolved `TrainConfig`
+      train_config.json   the resolved `TrainConfig` (config.json in runs
+                          of earlier versions, which still resume and load)
       vocab.spm           the shared SentencePiece BPE vocabulary
       source_vocab.spm    the sources' own SentencePiece model, where the
                           init_from run has one (an imported Marian model)
@@ -223,7 +224,7 @@ def _start_run(config, overwrite, processes):
 
 def _prepare_data(config, run, verbose, processes):
     """Reads the splits, loads or trains the vocabulary, writes
-    ``config.json`` and builds the datasets. In a data-parallel PyTorch run
+    ``train_config.json`` and builds the datasets. In a data-parallel PyTorch run
     the other processes wait for process 0 to write the vocabulary and the
     corpus, then read them.
 
@@ -424,7 +425,7 @@ _RESUMABLE_CHANGES = frozenset(
 
 
 def _complete_saved_config(saved):
-    """A saved ``config.json`` resolved by this version: keys that an older
+    """A saved `TrainConfig` resolved by this version: keys that an older
     version did not write take their defaults (the values that run used)."""
     known = set(TrainConfig.field_names())
     return (

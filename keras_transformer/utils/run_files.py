@@ -3,7 +3,7 @@
 A run directory (``keras-transformer train``)::
 
     <run>/
-      config.json         the resolved `TrainConfig`: the run's identity
+      train_config.json   the resolved `TrainConfig`: the run's identity
       vocab.spm           the shared SentencePiece vocabulary
       source_vocab.spm    optionally, the source side's own SentencePiece model
       model.keras         the final model (written last)
@@ -29,7 +29,11 @@ VOCABULARY_FILENAME = "vocab.spm"
 # A model whose source side has a SentencePiece model of its own (over the
 # same ids; an imported Marian model): vocab.spm is then the target side's.
 SOURCE_VOCABULARY_FILENAME = "source_vocab.spm"
-CONFIG_FILENAME = "config.json"
+# The resolved `TrainConfig`. Runs of earlier versions kept it in
+# config.json (`LEGACY_TRAIN_CONFIG_FILENAME`), where a run now writes the
+# keras-hub preset's backbone config (`PRESET_CONFIG_FILENAME`).
+TRAIN_CONFIG_FILENAME = "train_config.json"
+LEGACY_TRAIN_CONFIG_FILENAME = "config.json"
 RESULTS_FILENAME = "results.json"
 CHECKPOINTS_DIRNAME = "checkpoints"
 BACKUP_DIRNAME = "backup"
@@ -88,3 +92,23 @@ def is_preset_directory(directory):
         return False
     config = read_json(path, "preset file")
     return isinstance(config, dict) and "registered_name" in config
+
+
+def is_train_config(config):
+    """True for a saved `TrainConfig` (a JSON object of its fields), False
+    for a serialized Keras object (a preset's backbone: ``class_name``)."""
+    return isinstance(config, dict) and "class_name" not in config and "registered_name" not in config
+
+
+def train_config_path(directory):
+    """The saved `TrainConfig` of the run directory ``directory``:
+    ``train_config.json``, else the ``config.json`` of a run of earlier
+    versions (a `TrainConfig`, not a preset's backbone); None where there is
+    neither. An unreadable ``config.json`` is a ValueError naming it."""
+    path = os.path.join(directory, TRAIN_CONFIG_FILENAME)
+    if os.path.isfile(path):
+        return path
+    legacy = os.path.join(directory, LEGACY_TRAIN_CONFIG_FILENAME)
+    if os.path.isfile(legacy) and is_train_config(read_json(legacy, "run config")):
+        return legacy
+    return None

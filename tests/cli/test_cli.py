@@ -94,7 +94,7 @@ def trained_run(tmp_path_factory):
 def test_train_then_translate_from_the_run_directory(
     trained_run, tmp_path, capsys, monkeypatch
 ):
-    for name in ("model.keras", "vocab.spm", "config.json"):
+    for name in ("model.keras", "vocab.spm", "train_config.json"):
         assert (trained_run / name).is_file(), name
     source = tmp_path / "input.en"
     source.write_text("twenty-one\n\nthree hundred forty-five\n")

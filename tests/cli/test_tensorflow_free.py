@@ -110,7 +110,7 @@ def test_train_translate_evaluate_without_tensorflow(tmp_path):
     sections = _sections(done.stdout)
     for command in ("train", "translate", "evaluate", "score", "average-checkpoints", "info"):
         assert sections[command][1] == "0", (command, done.stdout[-2000:], done.stderr[-3000:])
-    for name in ("model.keras", "vocab.spm", "config.json"):
+    for name in ("model.keras", "vocab.spm", "train_config.json"):
         assert (run_dir / name).is_file(), name
 
     # One translation line per input line, the blank line kept blank.

@@ -76,8 +76,10 @@ def _package_rows(run, vocabulary):
 
 def test_run_directory_and_config(marian):
     _, _, vocabulary, _, run = marian
-    assert sorted(os.listdir(run)) == ["config.json", "model.keras", "source_vocab.spm", "vocab.spm"]
-    config = json.load(open(os.path.join(run, "config.json")))
+    assert sorted(os.listdir(run)) == [
+        "model.keras", "source_vocab.spm", "train_config.json", "vocab.spm"
+    ]
+    config = json.load(open(os.path.join(run, "train_config.json")))
     # generation_config.json: num_beams 3, length_penalty 0, max_length 40.
     assert (config["beam_size"], config["alpha"], config["max_extra_length"]) == (3, 0.0, 39)
     model = keras.saving.load_model(os.path.join(run, "model.keras"), compile=False)

@@ -30,9 +30,11 @@ def tiny_model():
 CONFIG = {"output_dir": "runs/x", "epochs": 2, "vocabulary_size": 128}
 
 
-def write_run(path, config=CONFIG, finished=False, backup=False):
+def write_run(path, config=CONFIG, finished=False, backup=False, config_file="config.json"):
+    """A run directory; by default of earlier versions, whose TrainConfig
+    is config.json (today's runs write train_config.json)."""
     path.mkdir(parents=True, exist_ok=True)
-    (path / "config.json").write_text(json.dumps(config))
+    (path / config_file).write_text(json.dumps(config))
     (path / "vocab.spm").write_bytes(b"vocab")
     if finished:
         (path / "model.keras").write_bytes(b"model")
@@ -183,3 +185,44 @@ def test_a_run_started_before_new_config_keys_existed_can_resume(tmp_path):
     # A key that differs from what the old run used still refuses.
     with pytest.raises(RunDirectoryError, match=r"accumulate_steps: 1 -> 2"):
         _claim(run, config.replace(accumulate_steps=2), overwrite=False, verbose=0)
+
+
+# A keras-hub preset's config.json, which a finished run of today holds
+# beside its train_config.json.
+BACKBONE_CONFIG = {
+    "module": "keras_transformer.models.transformer.transformer_backbone",
+    "class_name": "TransformerBackbone",
+    "config": {"vocabulary_size": 128},
+    "registered_name": "keras_transformer>TransformerBackbone",
+}
+
+
+@pytest.mark.parametrize("config_file", ["train_config.json", "config.json"])
+def test_runs_of_today_and_of_earlier_versions_are_claimed_alike(tmp_path, config_file):
+    run = tmp_path / "run"
+    write_run(run, backup=True, config_file=config_file)
+    assert RunDirectory(run).saved_config_path() == str(run / config_file)
+    assert RunDirectory(run).claim(dict(CONFIG, epochs=5), may_change={"epochs"}) == "resume"
+    with pytest.raises(RunDirectoryError, match="vocabulary_size: 128 -> 64"):
+        RunDirectory(run).claim(dict(CONFIG, vocabulary_size=64))
+    # Where the run writes its config is train_config.json either way.
+    assert RunDirectory(run).config_path == str(run / "train_config.json")
+
+
+def test_a_preset_config_json_is_not_a_train_config(tmp_path):
+    # A finished run of today: config.json is the backbone's, the
+    # TrainConfig is train_config.json.
+    write_run(tmp_path / "run", finished=True, config_file="train_config.json")
+    (tmp_path / "run" / "config.json").write_text(json.dumps(BACKBONE_CONFIG))
+    assert RunDirectory(tmp_path / "run").saved_config_path() == str(
+        tmp_path / "run" / "train_config.json"
+    )
+    with pytest.raises(RunDirectoryError, match="finished run"):
+        RunDirectory(tmp_path / "run").claim(CONFIG)
+    # A preset alone (no train_config.json) holds no run.
+    preset = tmp_path / "preset"
+    preset.mkdir()
+    (preset / "config.json").write_text(json.dumps(BACKBONE_CONFIG))
+    assert RunDirectory(preset).saved_config_path() is None
+    with pytest.raises(RunDirectoryError, match="holds no run \\(no train_config.json\\)"):
+        RunDirectory(preset).claim(CONFIG)

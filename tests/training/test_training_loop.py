@@ -144,9 +144,9 @@ def test_killed_run_resumes_where_it_stopped(resumed_run):
     assert result.initial_epoch == 1 and result.epochs_run == 1
     assert result.steps == 6
     assert not (run / "backup").exists()  # Finished: the backup is removed.
-    for name in ("model.keras", "vocab.spm", "config.json", "logs/history.csv"):
+    for name in ("model.keras", "vocab.spm", "train_config.json", "logs/history.csv"):
         assert (run / name).is_file(), name
-    assert TrainConfig.from_file(run / "config.json") == config.resolved()
+    assert TrainConfig.from_file(run / "train_config.json") == config.resolved()
     recorded = json.loads((run / "results.json").read_text())
     assert recorded["steps"] == 6 and recorded["dtype_policy"] == "float32"
     # The final model averages the checkpoint of the killed run's epoch and
@@ -205,7 +205,7 @@ def test_another_run_never_replaces_a_finished_one(resumed_run, tmp_path):
     results = json.loads((run / "results.json").read_text(), parse_constant=refuse)
     assert results["stop_reason"] == "NaN loss"
     assert results["final_metrics"]["loss"] is None
-    assert TrainConfig.from_file(run / "config.json") == other.resolved()
+    assert TrainConfig.from_file(run / "train_config.json") == other.resolved()
 
 
 def test_backend_mismatch_is_an_error_before_any_work(tmp_path):

@@ -20,7 +20,6 @@ from keras_transformer.models.transformer.transformer_presets import (
 )
 from keras_transformer.utils.file_io import load_model, read_json
 from keras_transformer.utils.run_files import (
-    CONFIG_FILENAME,
     MODEL_FILENAME,
     PRESET_CONFIG_FILENAME,
     PRESET_VOCABULARY_PATH,
@@ -29,6 +28,7 @@ from keras_transformer.utils.run_files import (
     TASK_CONFIG_FILE,
     VOCABULARY_FILENAME,
     is_preset_directory,
+    train_config_path,
 )
 
 try:
@@ -80,12 +80,12 @@ class TrainedModelFiles:
 
     def language_tag(self):
         """Where the model finds its language tag (``"source"`` or
-        ``"target"``): a run's ``config.json`` ``language_tag``, a preset's
+        ``"target"``): a run's `TrainConfig` ``language_tag``, a preset's
         ``task.json`` task config; ``"source"`` where neither says (a model
         of one target language, an older file)."""
         if self.kind == "run":
-            path = os.path.join(self.directory, CONFIG_FILENAME)
-            if not os.path.isfile(path):
+            path = train_config_path(self.directory)
+            if path is None:
                 return "source"
             return read_json(path, "run config").get("language_tag") or "source"
         path = os.path.join(self.directory, TASK_CONFIG_FILE)
@@ -96,13 +96,13 @@ class TrainedModelFiles:
         return (config.get("language_tag") if isinstance(config, dict) else None) or "source"
 
     def decoding_defaults(self):
-        """The decoding settings saved with the model: a run's ``config.json``
+        """The decoding settings saved with the model: a run's `TrainConfig`
         (``beam_size``, ``alpha``, ``max_extra_length``, and ``max_length``)
         or a preset's ``task.json`` (the task's ``decode_options``); unset
         values are left out."""
         if self.kind == "run":
-            path = os.path.join(self.directory, CONFIG_FILENAME)
-            if not os.path.isfile(path):
+            path = train_config_path(self.directory)
+            if path is None:
                 return {}
             config = read_json(path, "run config")
             keys = ("beam_size", "alpha", "max_extra_length", "max_length")

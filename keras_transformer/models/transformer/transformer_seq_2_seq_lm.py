@@ -101,7 +101,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
             with several target languages finds its language tag
             (`keras_transformer.Translator`'s ``language_tag``), saved in
             the preset. ``from_preset`` of a run directory reads it from
-            the run's ``config.json``; otherwise it defaults to
+            the run's ``train_config.json``; otherwise it defaults to
             ``"source"``.
         beam_size, alpha, max_extra_length, max_source_length, and any other
             `DecodeOptions` field: replace that field of ``decode_options``
