@@ -33,8 +33,9 @@ import zipfile
 
 import keras
 
-from keras_transformer.cli.commands import _COMMANDS, _train_config
+from keras_transformer.cli.commands import _COMMANDS
 from keras_transformer.cli.parser import _REEXEC_MARKER, build_parser
+from keras_transformer.cli.train_command import _train_config
 from keras_transformer.utils.dependencies import MissingDependencyError
 
 

@@ -5,7 +5,7 @@ import gzip
 import pytest
 
 from keras_transformer import TrainConfig
-from keras_transformer.cli.commands import _train_config
+from keras_transformer.cli.train_command import _train_config
 from keras_transformer.cli.parser import build_parser
 from keras_transformer.data import (
     ParallelFiles,
