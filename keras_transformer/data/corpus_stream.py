@@ -44,8 +44,12 @@ and the pairs waiting for a batch (at most a batch of each shape, or of
 packed rows): flat in the size of the corpus. A pair that waits longer than
 its group is read from its shard, mapped again for that read.
 
-This module is NumPy only: it imports without TensorFlow. Two wrappers
-feed its batches to ``model.fit``: `make_batches_from_corpus`
+The batch composition is in `keras_transformer.data.corpus_stream_composers`,
+the reading of ids into rows in `keras_transformer.data.corpus_stream_filler`
+and the temperature sampling of languages in
+`keras_transformer.data.language_sampling`. These modules are NumPy only:
+they import without TensorFlow. Two wrappers feed the batches to
+``model.fit``: `make_batches_from_corpus`
 (`keras_transformer.data.corpus_batches`, a background thread, any backend)
 and `make_dataset_from_corpus` (`keras_transformer.data.stream`,
 ``tf.data``).
@@ -61,7 +65,6 @@ for inputs, labels in stream.batches():
 ```
 """
 
-import dataclasses
 import itertools
 import math
 
@@ -72,18 +75,24 @@ from keras_transformer.data.bucketing import (
     bucket_counts,
     bucket_shapes,
 )
-from keras_transformer.data.options import DatasetOptions, dataset_options
-from keras_transformer.data.packing import PairPacker, scatter_pairs
+from keras_transformer.data.corpus_stream_composers import (
+    _BucketComposer,
+    _PackedComposer,
+)
+from keras_transformer.data.corpus_stream_filler import _chunks, _Filler, _Pairs
+from keras_transformer.data.language_sampling import (
+    _resampled,
+    language_sampling_factors,
+)
+from keras_transformer.data.options import DatasetOptions
+from keras_transformer.data.packing import PairPacker
 from keras_transformer.data.report import DatasetReport
 from keras_transformer.data.shards import PreparedCorpus
-from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
+from keras_transformer.special_tokens import BOS_ID, EOS_ID
 from keras_transformer.utils.validation import check_int
 
 DEFAULT_WINDOW_SIZE = 100_000
 DEFAULT_CYCLE_LENGTH = 8
-# Batches are filled this many pairs at a time: one read of the shards per
-# chunk, and the ids of at most one chunk in memory.
-_CHUNK_PAIRS = 8192
 # Fewest pairs packed to estimate a packed report.
 _MIN_REPORT_SAMPLE = 20_000
 
@@ -443,325 +452,3 @@ class CorpusStream:
             )
         ids = first_id + np.arange(len(shard_of), dtype=np.int64)
         return _Pairs(ids, shard_of, index_of, source, target)
-
-
-@dataclasses.dataclass
-class _Plan:
-    """One padded (``"separate"``/``"joint"``) global batch: ``pairs[r]`` in
-    row ``r`` of ``num_rows`` rows of ``source_length``/``target_length``
-    tokens (rows past ``len(pairs)`` are fully masked)."""
-
-    pairs: np.ndarray
-    num_rows: int
-    source_length: int
-    target_length: int
-
-
-class _BucketComposer:
-    """Decides the global batches of ``"separate"`` and ``"joint"``: the
-    pairs of each shape, in stream order, cut into full batches; each
-    shape's partial batch waits for the next window."""
-
-    def __init__(self, shapes, options):
-        self.shapes = shapes
-        self.options = options
-        self.queues = [np.zeros(0, np.int64) for _ in shapes.batch_sizes]
-
-    def window(self, window, rng):
-        """The window's full batches, in the order they fill (shuffled with
-        ``rng`` when shuffling)."""
-        shapes = self.shapes
-        pair_shapes = shapes.pair_shapes(
-            window.source_lengths + 1, window.target_lengths + 1
-        )
-        order = np.argsort(pair_shapes, kind="stable")
-        counts = np.bincount(pair_shapes, minlength=len(shapes.batch_sizes))
-        by_shape = np.split(window.ids[order], np.cumsum(counts)[:-1])
-        plans, completed = [], []
-        for shape in np.flatnonzero(counts):
-            queue = np.concatenate([self.queues[shape], by_shape[shape]])
-            size = int(shapes.batch_sizes[shape])
-            full = len(queue) // size
-            if full:
-                batches = queue[: full * size].reshape(full, size)
-                lengths = (
-                    int(shapes.source_lengths[shape]),
-                    int(shapes.target_lengths[shape]),
-                )
-                plans += [_Plan(batch, size, *lengths) for batch in batches]
-                # A batch fills when its last pair arrives.
-                completed.append(batches[:, -1])
-            self.queues[shape] = queue[full * size :]
-        if plans:
-            order = np.argsort(np.concatenate(completed), kind="stable")
-            if self.options.shuffle:
-                order = rng.permutation(order)
-            plans = [plans[i] for i in order]
-        return plans
-
-    def pending(self):
-        return np.concatenate(self.queues)
-
-    def finish(self):
-        """The partial batches at the end of a pass, by shape, padded to a
-        multiple of ``batch_multiple`` (none with ``drop_remainder``)."""
-        plans = []
-        multiple = self.options.batch_multiple
-        for shape, queue in enumerate(self.queues):
-            if len(queue) and not self.options.drop_remainder:
-                rows = -(-len(queue) // multiple) * multiple
-                lengths = (
-                    int(self.shapes.source_lengths[shape]),
-                    int(self.shapes.target_lengths[shape]),
-                )
-                plans.append(_Plan(queue, rows, *lengths))
-        self.queues = [queue[:0] for queue in self.queues]
-        return plans
-
-
-class _PackedComposer:
-    """Decides the global batches of ``"packed"``: first fit over the
-    windows' order; the waiting pairs carry over."""
-
-    def __init__(self, options, rows):
-        self.options = options
-        self.rows = rows
-        self.packer = PairPacker(options.max_length, rows)
-
-    def window(self, window, rng):
-        del rng  # The pairs are in shuffled order already.
-        return self.packer.pack(
-            window.ids, window.source_lengths + 1, window.target_lengths + 1
-        )
-
-    def pending(self):
-        return np.asarray(self.packer.pending(), np.int64)
-
-    def finish(self):
-        return [
-            batch
-            for batch in self.packer.flush()
-            if not (self.options.drop_remainder and len(set(batch.rows)) < self.rows)
-        ]
-
-
-def _chunks(plans):
-    """Lists of consecutive plans holding about ``_CHUNK_PAIRS`` pairs."""
-    chunk, size = [], 0
-    for plan in plans:
-        chunk.append(plan)
-        size += len(plan.pairs)
-        if size >= _CHUNK_PAIRS:
-            yield chunk
-            chunk, size = [], 0
-    if chunk:
-        yield chunk
-
-
-def language_sampling_factors(corpus, temperature):
-    """``{language: r_l}``: how many times a pass takes each pair of each
-    language, on average, under temperature sampling (see `CorpusStream`);
-    empty for None."""
-    if temperature is None:
-        return {}
-    if (
-        isinstance(temperature, bool)
-        or not isinstance(temperature, (int, float))
-        or not math.isfinite(temperature)
-        or temperature <= 0
-    ):
-        raise ValueError(
-            "sampling_temperature must be a number > 0 (1: the corpus's "
-            f"proportions). Received: sampling_temperature={temperature!r}"
-        )
-    if not corpus.languages:
-        raise ValueError(
-            f"sampling_temperature applies to a corpus of several target languages; "
-            f"the prepared corpus {corpus.path!r} has one (prepare it with languages)."
-        )
-    counts = {lang: n for lang, n in corpus.language_pairs.items() if n}
-    total = sum(counts.values())
-    weights = {lang: (n / total) ** (1.0 / temperature) for lang, n in counts.items()}
-    norm = sum(weights.values())
-    return {lang: weights[lang] / norm * total / counts[lang] for lang in counts}
-
-
-def _resampled(kept, factor, rng):
-    """``kept`` (a shard's pair indices) taken ``factor`` times on
-    average: ``floor(factor)`` times each, and a random
-    ``factor - floor(factor)`` share of them once more."""
-    whole = int(factor)
-    extra = int(round((factor - whole) * len(kept)))
-    chosen = rng.choice(len(kept), size=extra, replace=False) if extra else np.zeros(0, np.int64)
-    return np.concatenate([np.tile(kept, whole), kept[np.sort(chosen)]]).astype(np.int64)
-
-
-@dataclasses.dataclass
-class _Pairs:
-    """Pairs of the stream as parallel arrays, by increasing stream id:
-    where each is in the corpus (``shards``, ``indices``) and its kept
-    lengths (truncated, without EOS/BOS)."""
-
-    ids: np.ndarray
-    shards: np.ndarray
-    indices: np.ndarray
-    source_lengths: np.ndarray
-    target_lengths: np.ndarray
-
-    @classmethod
-    def empty(cls):
-        return cls(*(np.zeros(0, np.int64) for _ in range(5)))
-
-    def _arrays(self):
-        # Not dataclasses.astuple, which deep-copies the arrays.
-        return [getattr(self, field.name) for field in dataclasses.fields(self)]
-
-    def take(self, positions):
-        """The pairs at ``positions`` (indices or a slice)."""
-        return _Pairs(*(x[positions] for x in self._arrays()))
-
-    def concat(self, other):
-        """These pairs, then ``other`` (whose ids are all larger)."""
-        return _Pairs(
-            *(np.concatenate([x, y]) for x, y in zip(self._arrays(), other._arrays()))
-        )
-
-
-def _with_token(values, lengths, token, at_start):
-    """``(flat, row_splits)`` of rows of ``values`` (the rows' tokens,
-    concatenated, ``lengths`` each) with ``token`` added at each row's start
-    or end."""
-    splits = np.zeros(len(lengths) + 1, np.int64)
-    np.cumsum(lengths + 1, out=splits[1:])
-    flat = np.empty(splits[-1], np.int32)
-    shift = np.arange(len(lengths), dtype=np.int64) + (1 if at_start else 0)
-    flat[np.arange(len(values), dtype=np.int64) + np.repeat(shift, lengths)] = values
-    flat[splits[:-1] if at_start else splits[1:] - 1] = token
-    return flat, splits
-
-
-class _Filler:
-    """Reads the ids of planned batches and fills this process's rows."""
-
-    def __init__(self, corpus, options, packed_rows):
-        self.corpus = corpus
-        self.options = options
-        self.packed = options.bucketing == "packed"
-        # Packed rows per process.
-        self.rows = packed_rows // options.num_shards
-
-    def read(self, pairs, shards):
-        """The ids of ``pairs``, kept lengths only: ``(source, target)``, each
-        the pairs' ids concatenated. Read from ``shards`` (a dict of open
-        `Shard`s); a shard not in it is opened for the read (a pair that
-        waited longer than its group)."""
-        sides = []
-        for side, lengths in (
-            ("source", pairs.source_lengths),
-            ("target", pairs.target_lengths),
-        ):
-            parts, starts, offset = [], np.zeros(len(pairs.ids), np.int64), 0
-            for index in np.unique(pairs.shards).tolist():
-                here = np.flatnonzero(pairs.shards == index)
-                shard = shards[index] if index in shards else self.corpus.shard(index)
-                ids, splits = shard.gather(pairs.indices[here], side)
-                starts[here] = offset + splits[:-1]
-                parts.append(ids)
-                offset += len(ids)
-            flat = np.concatenate(parts + [np.zeros(0, np.int32)])
-            sides.append(flat[_row_index(starts, lengths)])
-        return tuple(sides)
-
-    def fill(self, plans, pairs, shards):
-        """Yields the ``(inputs, labels)`` of ``plans`` (this process's rows),
-        reading the ids of those rows' pairs once."""
-        placements = [self._placements(plan) for plan in plans]
-        needed = np.unique(
-            np.concatenate([p[0] for p in placements] + [np.zeros(0, np.int64)])
-        )
-        pairs = pairs.take(np.searchsorted(pairs.ids, needed))
-        source, target = self.read(pairs, shards)
-        source_lengths, target_lengths = pairs.source_lengths, pairs.target_lengths
-        encoder = _with_token(source, source_lengths, EOS_ID, at_start=False)
-        decoder = _with_token(target, target_lengths, BOS_ID, at_start=True)
-        labels = (_with_token(target, target_lengths, EOS_ID, at_start=False)[0],)
-        labels += (decoder[1],)
-        for plan, (ids, *placed) in zip(plans, placements):
-            slots = np.searchsorted(needed, ids)
-            if self.packed:
-                yield self._packed(slots, *placed, encoder, decoder, labels)
-            else:
-                yield self._padded(plan, slots, encoder, decoder, labels)
-
-    def _placements(self, plan):
-        """The placements in this process's rows: ``(pair ids, rows)`` (rows
-        counted from its first row), plus ``(source offsets, target offsets,
-        segments)`` when packed."""
-        options = self.options
-        if not self.packed:
-            rows = plan.num_rows // options.num_shards
-            first = options.shard_index * rows
-            ids = plan.pairs[first : first + rows]
-            return ids, np.arange(len(ids), dtype=np.int64)
-        first = options.shard_index * self.rows
-        rows = np.asarray(plan.rows, np.int64) - first
-        mine = (rows >= 0) & (rows < self.rows)
-        return tuple(
-            np.asarray(x, np.int64)[mine]
-            for x in (
-                plan.pairs,
-                rows,
-                plan.source_offsets,
-                plan.target_offsets,
-                plan.segments,
-            )
-        )
-
-    def _padded(self, plan, slots, encoder, decoder, labels):
-        rows = plan.num_rows // self.options.num_shards
-        row_of = np.arange(len(slots), dtype=np.int64)
-        offsets = np.zeros(len(slots), np.int64)
-        arrays = []
-        for (flat, splits), length in (
-            (encoder, plan.source_length),
-            (decoder, plan.target_length),
-            (labels, plan.target_length),
-        ):
-            array = np.full((rows, length), PAD_ID, np.int32)
-            scatter_pairs(array, row_of, offsets, flat, splits, slots)
-            arrays.append(array)
-        inputs = {"encoder_token_ids": arrays[0], "decoder_token_ids": arrays[1]}
-        return inputs, arrays[2]
-
-    def _packed(self, slots, rows, source_offsets, target_offsets, segments,
-                encoder, decoder, labels):  # fmt: skip
-        shape = (self.rows, self.options.max_length)
-        encoder_ids, decoder_ids, label_ids = (
-            np.full(shape, PAD_ID, np.int32) for _ in range(3)
-        )
-        encoder_segments = np.zeros(shape, np.int32)
-        decoder_segments = np.zeros(shape, np.int32)
-        placed = (rows, source_offsets)
-        scatter_pairs(encoder_ids, *placed, *encoder, slots)
-        scatter_pairs(encoder_segments, *placed, None, encoder[1], slots, segments)
-        placed = (rows, target_offsets)
-        scatter_pairs(decoder_ids, *placed, *decoder, slots)
-        scatter_pairs(label_ids, *placed, *labels, slots)
-        scatter_pairs(decoder_segments, *placed, None, decoder[1], slots, segments)
-        inputs = {
-            "encoder_token_ids": encoder_ids,
-            "decoder_token_ids": decoder_ids,
-            "encoder_segment_ids": encoder_segments,
-            "decoder_segment_ids": decoder_segments,
-        }
-        return inputs, label_ids
-
-
-def _row_index(starts, lengths):
-    """Indices into a flat array of the rows ``[starts[i], starts[i] +
-    lengths[i])``, one row after the other."""
-    ends = np.cumsum(lengths)
-    within = np.arange(ends[-1] if len(ends) else 0) - np.repeat(
-        ends - lengths, lengths
-    )
-    return np.repeat(starts, lengths) + within

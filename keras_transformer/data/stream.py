@@ -21,6 +21,8 @@ from keras_transformer.data.corpus_stream import (  # noqa: F401 - re-exported
     DEFAULT_CYCLE_LENGTH,
     DEFAULT_WINDOW_SIZE,
     CorpusStream,
+)
+from keras_transformer.data.language_sampling import (  # noqa: F401 - re-exported
     language_sampling_factors,
 )
 from keras_transformer.utils.tensorflow_devices import tf
