@@ -20,14 +20,9 @@ import hashlib
 import numpy as np
 import sentencepiece as spm
 
-from keras_transformer.data.shards import (
-    FORMAT_NAME,
-    FORMAT_VERSION,
-    PreparedCorpus,
-    Shard,
-    ids_dtype,
-    length_histogram,
-)
+from keras_transformer.data.shard_format import FORMAT_NAME, FORMAT_VERSION, ids_dtype
+from keras_transformer.data.shard_writer import length_histogram
+from keras_transformer.data.shards import PreparedCorpus, Shard
 from keras_transformer.special_tokens import check_language_tag_position
 from keras_transformer.utils.run_files import VOCABULARY_FILENAME
 from keras_transformer.utils.validation import check_int

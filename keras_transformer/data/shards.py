@@ -36,258 +36,41 @@ Shard ``k`` holds the pairs of input lines ``[k * shard_size, (k + 1) *
 shard_size)`` of the input files taken one after the other (pairs with an
 empty side are skipped and counted in ``num_skipped_empty``). The length
 histogram is exact, over all pairs, lengths without BOS/EOS.
+
+The format's names are in `keras_transformer.data.shard_format`, the writing
+of shards and manifests in `keras_transformer.data.shard_writer` and the
+checks of the files in `keras_transformer.data.shard_checks`; this module
+reads a prepared corpus (`PreparedCorpus`, `Shard`) and writes one from ids
+in memory (`write_prepared_corpus`).
 """
 
 import hashlib
 import os
-import zlib
 
 import numpy as np
-import sentencepiece as spm
 
-from keras_transformer.utils.file_io import (
-    atomic_write_bytes,
-    atomic_write_json,
-    read_json,
+from keras_transformer.data.shard_checks import (
+    _resume_hint,
+    check_files,
+    read_manifest,
 )
+from keras_transformer.data.shard_format import (
+    MANIFEST_FILENAME,
+    SHARD_PARTS,
+    SIDES,
+    shard_name,
+    shard_path,
+)
+from keras_transformer.data.shard_writer import (
+    add_shard,
+    length_histogram,
+    new_manifest,
+    write_manifest,
+    write_shard,
+)
+from keras_transformer.utils.file_io import atomic_write_bytes
 from keras_transformer.utils.run_files import VOCABULARY_FILENAME
 from keras_transformer.utils.validation import check_choice, check_int
-
-FORMAT_NAME = "keras-transformer-corpus"
-FORMAT_VERSION = 1
-MANIFEST_FILENAME = "manifest.json"
-# The suffix of each file of a shard, and its key in the shard's "crc32".
-SHARD_PARTS = ("src", "tgt", "idx")
-SIDES = ("source", "target")
-_CHUNK_BYTES = 1 << 24
-
-
-def shard_name(index):
-    """The name of shard ``index`` (``"shard-00000"``)."""
-    return f"shard-{index:05d}"
-
-
-def shard_path(directory, name, part):
-    """The file of one part (``"src"``, ``"tgt"``, ``"idx"``) of a shard."""
-    return os.path.join(directory, f"{name}.{part}.npy")
-
-
-def ids_dtype(vocabulary_size):
-    """``"uint16"`` when every id of the vocabulary fits, else ``"int32"``."""
-    return "uint16" if vocabulary_size <= 65536 else "int32"
-
-
-def file_crc32(path):
-    """The CRC-32 of a file's bytes."""
-    crc = 0
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK_BYTES):
-            crc = zlib.crc32(chunk, crc)
-    return crc
-
-
-def _save_array(path, array):
-    """Saves ``array`` as ``.npy`` under a temporary name, then renames it;
-    returns the CRC-32 of the file."""
-    temporary = os.path.join(
-        os.path.dirname(path), f".tmp-{os.getpid()}-{os.path.basename(path)}"
-    )
-    try:
-        with open(temporary, "wb") as f:
-            np.save(f, array, allow_pickle=False)
-            f.flush()
-            os.fsync(f.fileno())
-        crc = file_crc32(temporary)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-    return crc
-
-
-def _flat_ids(name, flat, lengths, dtype):
-    """``flat`` as a 1-D array of ``dtype`` after checking it against
-    ``lengths`` and the range of ``dtype``."""
-    flat = np.asarray(flat)
-    if flat.ndim != 1 or (flat.size and not np.issubdtype(flat.dtype, np.integer)):
-        raise ValueError(
-            f"{name} must be a 1-D array of integer ids. Received: shape "
-            f"{flat.shape}, dtype {flat.dtype}"
-        )
-    if int(lengths.sum()) != flat.size:
-        raise ValueError(
-            f"{name} holds {flat.size} ids but its lengths add up to "
-            f"{int(lengths.sum())}."
-        )
-    if flat.size:
-        low, high = int(flat.min()), int(flat.max())
-        limit = np.iinfo(dtype).max
-        if low < 0 or high > limit:
-            raise ValueError(
-                f"{name} has ids in [{low}, {high}], outside [0, {limit}] of {dtype}."
-            )
-    return flat.astype(dtype, copy=False)
-
-
-def _lengths(name, lengths):
-    lengths = np.asarray(lengths)
-    if lengths.ndim != 1 or (
-        lengths.size and not np.issubdtype(lengths.dtype, np.integer)
-    ):
-        raise ValueError(
-            f"{name} must be a 1-D array of ints. Received: shape {lengths.shape}"
-        )
-    if lengths.size and int(lengths.min()) < 0:
-        raise ValueError(
-            f"{name} must not be negative. Received: min {int(lengths.min())}"
-        )
-    return lengths.astype(np.int64, copy=False)
-
-
-def write_shard(
-    directory, name, source_flat, source_lengths, target_flat, target_lengths, dtype
-):
-    """Writes one shard (its ``.src``, ``.tgt`` and ``.idx`` files).
-
-    Each file is written to a temporary name and renamed, the offsets index
-    last.
-
-    Args:
-        directory: str. The prepared corpus' directory (created if needed).
-        name: str. The shard's name, e.g. ``shard_name(0)``.
-        source_flat: 1-D int array. The source ids of every pair,
-            concatenated, without BOS/EOS.
-        source_lengths: 1-D int array. The number of source ids of each pair.
-        target_flat: 1-D int array. The target ids, likewise.
-        target_lengths: 1-D int array. The target lengths, one per pair.
-        dtype: str. ``"uint16"`` or ``"int32"`` (`ids_dtype`).
-
-    Returns:
-        The shard's entry of the manifest: a dict with ``"name"``,
-        ``"num_pairs"``, ``"num_source_tokens"``, ``"num_target_tokens"`` and
-        ``"crc32"`` (``{"src", "tgt", "idx"}``).
-
-    Raises:
-        ValueError: the sides have different numbers of pairs, the lengths
-            do not add up to the ids, or an id does not fit ``dtype``.
-    """
-    dtype = check_choice("dtype", dtype, ("uint16", "int32"))
-    source_lengths = _lengths("source_lengths", source_lengths)
-    target_lengths = _lengths("target_lengths", target_lengths)
-    if source_lengths.size != target_lengths.size:
-        raise ValueError(
-            f"The shard {name!r} has {source_lengths.size} source lengths but "
-            f"{target_lengths.size} target lengths."
-        )
-    source_flat = _flat_ids("source_flat", source_flat, source_lengths, dtype)
-    target_flat = _flat_ids("target_flat", target_flat, target_lengths, dtype)
-    offsets = np.zeros((source_lengths.size + 1, 2), dtype=np.int64)
-    np.cumsum(source_lengths, out=offsets[1:, 0])
-    np.cumsum(target_lengths, out=offsets[1:, 1])
-    directory = os.fspath(directory)
-    os.makedirs(directory, exist_ok=True)
-    crc = {}
-    for part, array in zip(SHARD_PARTS, (source_flat, target_flat, offsets)):
-        crc[part] = _save_array(shard_path(directory, name, part), array)
-    return {
-        "name": name,
-        "num_pairs": int(source_lengths.size),
-        "num_source_tokens": int(source_flat.size),
-        "num_target_tokens": int(target_flat.size),
-        "crc32": crc,
-    }
-
-
-def length_histogram(source_lengths, target_lengths):
-    """The ``(K, 3)`` int64 rows ``(source length, target length, count)``
-    of the given length pairs, sorted."""
-    pairs = np.stack(
-        [np.asarray(source_lengths, np.int64), np.asarray(target_lengths, np.int64)], 1
-    )
-    if not pairs.size:
-        return np.zeros((0, 3), np.int64)
-    unique, counts = np.unique(pairs, axis=0, return_counts=True)
-    return np.concatenate([unique, counts[:, None].astype(np.int64)], axis=1)
-
-
-def merge_histograms(*histograms):
-    """The sum of length histograms (``(K, 3)`` arrays or lists of rows)."""
-    rows = [np.asarray(h, np.int64).reshape(-1, 3) for h in histograms]
-    rows = np.concatenate(rows) if rows else np.zeros((0, 3), np.int64)
-    if not rows.size:
-        return np.zeros((0, 3), np.int64)
-    unique, inverse = np.unique(rows[:, :2], axis=0, return_inverse=True)
-    counts = np.bincount(inverse.reshape(-1), weights=rows[:, 2], minlength=len(unique))
-    return np.concatenate([unique, counts.astype(np.int64)[:, None]], axis=1)
-
-
-def vocabulary_size_of(proto):
-    """The number of pieces of a serialized SentencePiece model."""
-    processor = spm.SentencePieceProcessor()
-    try:
-        processor.LoadFromSerializedProto(bytes(proto))
-    except (RuntimeError, OSError) as error:
-        raise ValueError(
-            f"The bytes are not a valid SentencePiece model proto ({len(proto)} "
-            f"bytes): {error}"
-        ) from error
-    return processor.get_piece_size()
-
-
-def new_manifest(vocabulary_proto, shard_size, inputs=None, settings=None):
-    """The manifest of a corpus with no shard yet (``"complete": false``).
-
-    Args:
-        vocabulary_proto: bytes. The SentencePiece model of the ids.
-        shard_size: int. Input lines per shard.
-        inputs: dict or None. ``{"source": [...], "target": [...],
-            "bytes": [[src, tgt], ...]}``: the input files, absolute, and
-            their sizes.
-        settings: dict or None. How the corpus was prepared (the arguments
-            of `prepare_corpus` that decide its content).
-    """
-    size = vocabulary_size_of(vocabulary_proto)
-    manifest = {
-        "format": FORMAT_NAME,
-        "version": FORMAT_VERSION,
-        "complete": False,
-        "vocabulary": {
-            "file": VOCABULARY_FILENAME,
-            "sha256": hashlib.sha256(bytes(vocabulary_proto)).hexdigest(),
-            "size": size,
-        },
-        "dtype": ids_dtype(size),
-        "inputs": inputs,
-        "shard_size": int(shard_size),
-        "num_lines": 0,
-        "num_pairs": 0,
-        "num_skipped_empty": 0,
-        "shards": [],
-        "length_histogram": [],
-    }
-    if settings is not None:
-        manifest["settings"] = settings
-    return manifest
-
-
-def write_manifest(directory, manifest):
-    """Writes ``directory/manifest.json`` atomically; returns its path."""
-    return atomic_write_json(
-        os.path.join(os.fspath(directory), MANIFEST_FILENAME), manifest, indent=1
-    )
-
-
-def add_shard(manifest, entry, num_lines, histogram):
-    """Records a written shard in ``manifest`` (in place): its entry, the
-    input lines it covers and its length histogram."""
-    manifest["shards"].append(entry)
-    manifest["num_lines"] += int(num_lines)
-    manifest["num_pairs"] += entry["num_pairs"]
-    manifest["num_skipped_empty"] = manifest["num_lines"] - manifest["num_pairs"]
-    manifest["length_histogram"] = merge_histograms(
-        manifest["length_histogram"], histogram
-    ).tolist()
-    return manifest
 
 
 def write_prepared_corpus(
@@ -343,137 +126,6 @@ def write_prepared_corpus(
     manifest["complete"] = True
     write_manifest(directory, manifest)
     return PreparedCorpus.open(directory)
-
-
-def _npy_header(path):
-    """``(shape, dtype, data_offset)`` of a ``.npy`` file, from its header."""
-    with open(path, "rb") as f:
-        version = np.lib.format.read_magic(f)
-        if version == (1, 0):
-            shape, _, dtype = np.lib.format.read_array_header_1_0(f)
-        else:
-            shape, _, dtype = np.lib.format.read_array_header_2_0(f)
-        return shape, dtype, f.tell()
-
-
-def _resume_hint(path, manifest):
-    """How to resume an interrupted preparation of ``path``."""
-    inputs = manifest.get("inputs") or {}
-    settings = manifest.get("settings") or {}
-    if not inputs.get("source"):
-        return "prepare it again with the same arguments to resume it."
-    command = ["keras-transformer preprocess --train-src", *inputs["source"]]
-    command += ["--train-tgt", *inputs["target"], "--output", path]
-    if settings.get("vocabulary"):
-        command += ["--vocabulary", settings["vocabulary"]]
-    elif settings.get("vocabulary_size"):
-        command += ["--vocabulary-size", str(settings["vocabulary_size"])]
-    command += ["--shard-size", str(manifest["shard_size"])]
-    if settings.get("seed") is not None:
-        command += ["--seed", str(settings["seed"])]
-    return "run the same command again to resume it: " + " ".join(command)
-
-
-def read_manifest(directory):
-    """The manifest of the prepared corpus in ``directory``, checked to be
-    of this format and version; None when there is no ``manifest.json``.
-
-    Raises:
-        ValueError: naming the file: it is not JSON, not a prepared
-            corpus' manifest, or of another format version.
-    """
-    manifest_path = os.path.join(os.fspath(directory), MANIFEST_FILENAME)
-    if not os.path.isfile(manifest_path):
-        return None
-    manifest = read_json(manifest_path, "manifest of the prepared corpus")
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
-        found = manifest.get("format") if isinstance(manifest, dict) else None
-        raise ValueError(
-            f"{manifest_path!r} is not the manifest of a prepared corpus "
-            f"(format {found!r}, expected {FORMAT_NAME!r})."
-        )
-    if manifest.get("version") != FORMAT_VERSION:
-        raise ValueError(
-            f"{manifest_path!r} has format version {manifest.get('version')!r}; "
-            f"this version of keras_transformer reads version {FORMAT_VERSION}."
-        )
-    return manifest
-
-
-def check_files(directory, manifest, verify=True):
-    """Checks the files of the shards ``manifest`` lists, and ``vocab.spm``.
-
-    Every shard file must exist with the dtype, shape and size the manifest
-    gives; with ``verify`` its CRC-32 too (which reads every file once).
-
-    Raises:
-        ValueError: naming the file missing, truncated or corrupt, or the
-            ``vocab.spm`` whose SHA-256 is not the manifest's.
-    """
-    directory = os.fspath(directory)
-    vocabulary_path = os.path.join(directory, manifest["vocabulary"]["file"])
-    dtype = np.dtype(manifest["dtype"])
-    for entry in manifest["shards"]:
-        expected = {
-            "src": ((int(entry["num_source_tokens"]),), dtype),
-            "tgt": ((int(entry["num_target_tokens"]),), dtype),
-            "idx": ((int(entry["num_pairs"]) + 1, 2), np.dtype(np.int64)),
-        }
-        for part in SHARD_PARTS:
-            file = shard_path(directory, entry["name"], part)
-            if not os.path.isfile(file):
-                raise ValueError(
-                    f"The shard file {file!r} of the prepared corpus is missing."
-                )
-            try:
-                shape, file_dtype, offset = _npy_header(file)
-            except (OSError, ValueError) as error:
-                raise ValueError(
-                    f"The shard file {file!r} is corrupt (bad .npy header): {error}"
-                ) from error
-            shape_wanted, dtype_wanted = expected[part]
-            if shape != shape_wanted or file_dtype != dtype_wanted:
-                raise ValueError(
-                    f"The shard file {file!r} holds {file_dtype} {shape}, but "
-                    f"the manifest says {dtype_wanted} {shape_wanted} (corrupt "
-                    "or from another preparation)."
-                )
-            size = offset + int(np.prod(shape)) * file_dtype.itemsize
-            actual = os.path.getsize(file)
-            if actual != size:
-                raise ValueError(
-                    f"The shard file {file!r} is truncated or corrupt: "
-                    f"{actual} bytes, expected {size}."
-                )
-            if verify and file_crc32(file) != entry["crc32"][part]:
-                raise ValueError(
-                    f"The shard file {file!r} is corrupt: its CRC-32 differs "
-                    "from the one recorded when it was written."
-                )
-    if not os.path.isfile(vocabulary_path):
-        raise ValueError(
-            f"The vocabulary {vocabulary_path!r} of the prepared corpus is missing."
-        )
-    with open(vocabulary_path, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    if digest != manifest["vocabulary"]["sha256"]:
-        raise ValueError(
-            f"The vocabulary {vocabulary_path!r} is not the one the ids "
-            "of the prepared corpus come from (its SHA-256 differs from the "
-            "manifest's)."
-        )
-    source = manifest.get("source_vocabulary")
-    if source:
-        path = os.path.join(directory, source["file"])
-        if not os.path.isfile(path):
-            raise ValueError(f"The source vocabulary {path!r} of the prepared corpus is missing.")
-        with open(path, "rb") as f:
-            if hashlib.sha256(f.read()).hexdigest() != source["sha256"]:
-                raise ValueError(
-                    f"The source vocabulary {path!r} is not the one the source ids "
-                    "of the prepared corpus come from (its SHA-256 differs from "
-                    "the manifest's)."
-                )
 
 
 class Shard:

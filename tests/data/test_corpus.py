@@ -18,7 +18,7 @@ from keras_transformer.data import (
     read_lines,
     read_parallel,
 )
-from keras_transformer.data import corpus as corpus_module
+from keras_transformer.data import corpus_encoding
 from keras_transformer.data import vocabulary_trainer_process
 from keras_transformer.data.corpus import prepare_corpus
 from keras_transformer.data.text_files import write_lines
@@ -213,7 +213,7 @@ def test_a_given_vocabulary_is_copied_and_used(tmp_path):
 def test_an_interrupted_preparation_resumes_to_the_same_corpus(tmp_path, monkeypatch):
     _write_corpus(tmp_path / "text")
     whole = _prepare(tmp_path, "whole")
-    write_shard = corpus_module.write_shard
+    write_shard = corpus_encoding.write_shard
     calls = []
 
     def crash_after_two_shards(*args, **kwargs):
@@ -222,10 +222,10 @@ def test_an_interrupted_preparation_resumes_to_the_same_corpus(tmp_path, monkeyp
         calls.append(args[1])
         return write_shard(*args, **kwargs)
 
-    monkeypatch.setattr(corpus_module, "write_shard", crash_after_two_shards)
+    monkeypatch.setattr(corpus_encoding, "write_shard", crash_after_two_shards)
     with pytest.raises(KeyboardInterrupt):
         _prepare(tmp_path, "resumed")
-    monkeypatch.setattr(corpus_module, "write_shard", write_shard)
+    monkeypatch.setattr(corpus_encoding, "write_shard", write_shard)
     with pytest.raises(
         ValueError, match="incomplete: its preparation was interrupted after 2 shards"
     ):

@@ -15,12 +15,9 @@ import sentencepiece as spm
 from conftest import REPO_ROOT
 
 from keras_transformer.data import PreparedCorpus
-from keras_transformer.data.shards import (
-    ids_dtype,
-    shard_path,
-    write_prepared_corpus,
-    write_shard,
-)
+from keras_transformer.data.shard_format import ids_dtype, shard_path
+from keras_transformer.data.shard_writer import write_shard
+from keras_transformer.data.shards import write_prepared_corpus
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 
