@@ -29,6 +29,11 @@ files with `sentencepiece`. Every weight of the checkpoint is mapped by
 name and must be used; a checkpoint outside the paper's family (pre-norm,
 an embedding LayerNorm, encoder and decoder of different sizes, ...) is
 refused before any weight is read.
+
+Longer than the package's usual module because it is one converter: the
+directory's checks, the readers, the id map and the weight mapping share the
+tables below (Marian's files, config keys and ids), and the check that every
+weight was used needs the whole mapping in one place.
 """
 
 import json

@@ -47,6 +47,11 @@ export_run_directory_to_ctranslate2("runs/numbers", "runs/numbers-ct2")
 translator = CTranslate2Translator("runs/numbers-ct2")
 translator.translate(["two thousand twenty-four"])  # beam 4, alpha 0.6
 ```
+
+Longer than the package's usual module because it is one converter: the
+mapping above (`build_transformer_spec`), its checks (`check_exportable`) and
+the writer share the tables below (position rows, placeholder pieces,
+activations) and the helpers that fill one spec from one layer.
 """
 
 import json

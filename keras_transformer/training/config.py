@@ -21,6 +21,12 @@ config = TrainConfig(train_src="train.en", train_tgt="train.de",
 
 The command line builds its ``train`` flags from the fields' metadata
 (``doc``, and ``flags`` for extra spellings).
+
+Longer than the package's usual module because `TrainConfig` is one object:
+its checks across fields run when it is created and read the fields of every
+group together (the fields themselves are in
+`keras_transformer.training.config_fields`, the value types in
+`keras_transformer.training.config_values`).
 """
 
 import dataclasses
