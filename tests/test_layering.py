@@ -6,7 +6,9 @@ and fails on
 * an import of a higher layer (the order is `LAYER_ORDER` below),
 * a cycle among the package's modules,
 * an import inside a function, except of an optional dependency
-  (`OPTIONAL_DEPENDENCIES`), which the package imports only where it is used.
+  (`OPTIONAL_DEPENDENCIES`), which the package imports only where it is used,
+* a module of more than `MAX_MODULE_LINES` lines whose docstring does not say
+  why it stays whole (`LONG_MODULE_REASON`: one concern a file, as keras-hub).
 """
 
 import ast
@@ -170,8 +172,42 @@ def test_no_import_cycles():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
+# A module longer than this says in its docstring, in a sentence starting
+# with LONG_MODULE_REASON, why it is not split by concern.
+MAX_MODULE_LINES = 500
+LONG_MODULE_REASON = "Longer than the package's usual module because"
+
+
+def _long_without_reason(source):
+    """The line count of ``source`` when it is over `MAX_MODULE_LINES` and
+    its docstring lacks `LONG_MODULE_REASON`; else None."""
+    lines = source.count("\n")
+    if lines <= MAX_MODULE_LINES:
+        return None
+    docstring = " ".join((ast.get_docstring(parse(source)) or "").split())
+    return None if LONG_MODULE_REASON in docstring else lines
+
+
+def test_a_long_module_says_why_in_its_docstring():
+    long = []
+    for module, path in sorted(MODULES.items()):
+        with open(path, encoding="utf-8") as f:
+            lines = _long_without_reason(f.read())
+        if lines is not None:
+            long.append(f"{module} ({lines} lines)")
+    assert not long, (
+        f"modules over {MAX_MODULE_LINES} lines: split them by concern, or say why one "
+        f"stays whole in its docstring ({LONG_MODULE_REASON!r} ...): " + ", ".join(long)
+    )
+
+
 def test_the_checks_can_fail():
     """The checks above find what they look for (a hand-made graph and module)."""
+    body = "x = 1\n" * MAX_MODULE_LINES
+    assert _long_without_reason('"""A module."""\n' + body) == MAX_MODULE_LINES + 1
+    reason = LONG_MODULE_REASON.replace(" usual ", "\nusual ")
+    assert _long_without_reason(f'"""A module.\n\n{reason} ..."""\n' + body) is None
+    assert _long_without_reason('"""A module."""\n' + body[6:]) is None
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
     assert _layer(f"{PACKAGE}.layers.attention") < _layer(f"{PACKAGE}.models.transformer")
