@@ -1,12 +1,17 @@
 """What a run ends with: `TrainResult`, the final model chosen and saved
-(`save_final_model`), its score on the test (else validation) split
+(`save_final_model`: ``model.keras`` and the keras-hub preset files), its score on the test (else validation) split
 (`evaluate_run`) and ``results.json`` (`write_results`).
 """
 
 import dataclasses
+import os
 
 import keras
 
+from keras_transformer.decoding.options import DecodeOptions
+from keras_transformer.models.transformer.transformer_preset_writer import (
+    write_preset_files,
+)
 from keras_transformer.models.transformer.translator import Translator
 from keras_transformer.training.config import TrainConfig
 from keras_transformer.training.evaluation import (
@@ -18,7 +23,11 @@ from keras_transformer.training.model_selection import choose_final_model
 from keras_transformer.training.run_directory import RunDirectory
 from keras_transformer.utils.console import log
 from keras_transformer.utils.file_io import atomic_write_json, save_model
-from keras_transformer.utils.run_files import TRAIN_CONFIG_FILENAME, VOCABULARY_FILENAME
+from keras_transformer.utils.run_files import (
+    SOURCE_VOCABULARY_FILENAME,
+    TRAIN_CONFIG_FILENAME,
+    VOCABULARY_FILENAME,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,7 +82,9 @@ class TrainResult:
 
 
 def save_final_model(config, run, fitted, tokenizer, valid_pairs, verbose):
-    """Chooses the final model (last, best or an average) and saves it.
+    """Chooses the final model (last, best or an average) and saves it:
+    ``model.keras``, then the same weights as a keras-hub preset
+    (`write_run_preset`).
 
     Returns:
         ``(model, model_path, averaged checkpoints, final_model, average
@@ -84,11 +95,37 @@ def save_final_model(config, run, fitted, tokenizer, valid_pairs, verbose):
         fitted.callbacks.best, verbose, tokenizer=tokenizer, valid_pairs=valid_pairs,
     )  # fmt: skip
     model_path = save_model(model, run.model_path)
+    write_run_preset(config, run, model)
     log(
-        f"Saved {model_path} ({final} weights; with {VOCABULARY_FILENAME} and {TRAIN_CONFIG_FILENAME})",
+        f"Saved {model_path} ({final} weights; with {VOCABULARY_FILENAME} and "
+        f"{TRAIN_CONFIG_FILENAME}) and the same weights as a keras-hub preset in {run.path}",
         verbose,
     )
     return model, model_path, averaged, final, selection
+
+
+def write_run_preset(config, run, model):
+    """Writes the keras-hub preset files of ``model`` into the run directory
+    (`write_preset_files`): the run's vocabularies, its decoding settings
+    (``beam_size``, ``alpha``, ``max_extra_length``) as the task's
+    generation defaults, its ``language_tag``, and ``max_length`` (else 128)
+    tokens per side for the preprocessor, as `TransformerSeq2SeqLM.from_preset`
+    reads a run directory of earlier versions."""
+    fields = {
+        key: getattr(config, key)
+        for key in ("beam_size", "alpha", "max_extra_length")
+        if getattr(config, key) is not None
+    }
+    source = run.join(SOURCE_VOCABULARY_FILENAME)
+    write_preset_files(
+        run.path,
+        model,
+        run.vocabulary_path,
+        source_vocabulary_path=source if os.path.isfile(source) else None,
+        decode_options=DecodeOptions().replace(**fields),
+        language_tag=config.language_tag or "source",
+        sequence_length=int(config.max_length or 128),
+    )
 
 
 def evaluate_run(config, model, tokenizer, splits, verbose):

@@ -78,6 +78,7 @@ TOKENIZER_CONFIG_FILE = "tokenizer.json"
 SOURCE_TOKENIZER_CONFIG_FILE = "source_tokenizer.json"
 PRESET_SOURCE_VOCABULARY_PATH = os.path.join("assets", "source_tokenizer", "vocabulary.spm")
 MODEL_WEIGHTS_FILE = "model.weights.h5"
+PRESET_METADATA_FILE = "metadata.json"
 SHARDED_MODEL_WEIGHTS_FILE = "model.weights.json"
 # A run directory may hold a keras-hub preset in this subdirectory.
 RUN_PRESET_DIRNAME = "preset"

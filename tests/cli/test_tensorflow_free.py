@@ -4,11 +4,13 @@ One child process, where ``tensorflow`` and ``tensorflow_text`` cannot be
 imported (as if not installed), runs ``train`` on the number-words task
 (shrunk to a few updates of a tiny model), then ``translate``, ``evaluate``,
 ``score``, ``average-checkpoints``, ``info`` and ``export`` (which must say,
-in one line, that the SavedModel needs TensorFlow) with the run it wrote.
+in one line, that the SavedModel needs TensorFlow) with the run it wrote
+(a keras-hub preset too, read without keras-hub).
 A second child, with TensorFlow installed but keras-hub not, translates and
 checks that the package itself imported no TensorFlow under JAX or PyTorch.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -112,6 +114,12 @@ def test_train_translate_evaluate_without_tensorflow(tmp_path):
         assert sections[command][1] == "0", (command, done.stdout[-2000:], done.stderr[-3000:])
     for name in ("model.keras", "vocab.spm", "train_config.json"):
         assert (run_dir / name).is_file(), name
+    # The run is a keras-hub preset too, written without keras-hub; the
+    # commands below read it as one (its backbone config and weights).
+    for name in ("model.weights.h5", "task.json", "tokenizer.json", "preprocessor.json"):
+        assert (run_dir / name).is_file(), name
+    backbone = json.loads((run_dir / "config.json").read_text())
+    assert backbone["registered_name"] == "keras_transformer>TransformerBackbone"
 
     # One translation line per input line, the blank line kept blank.
     translations = sections["translate"][0]

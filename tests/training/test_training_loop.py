@@ -6,9 +6,22 @@ import json
 import os
 import shutil
 
+import h5py
 import keras
+import numpy as np
 import pytest
 
+from keras_transformer import (
+    TransformerBackbone,
+    TransformerSeq2SeqLM,
+    TransformerSeq2SeqLMPreprocessor,
+    TransformerTokenizer,
+    Translator,
+)
+from keras_transformer.models.transformer.transformer_loader import (
+    find_trained_model,
+    load_preset_backbone,
+)
 from keras_transformer.training.config import TrainConfig
 from keras_transformer.data import default_task_splits
 from keras_transformer.data import write_lines
@@ -206,6 +219,118 @@ def test_another_run_never_replaces_a_finished_one(resumed_run, tmp_path):
     assert results["stop_reason"] == "NaN loss"
     assert results["final_metrics"]["loss"] is None
     assert TrainConfig.from_file(run / "train_config.json") == other.resolved()
+
+
+PRESET_FILES = (
+    "config.json", "model.weights.h5", "metadata.json", "tokenizer.json",
+    "assets/tokenizer/vocabulary.spm", "preprocessor.json", "task.json",
+)  # fmt: skip
+SOURCES = ["twenty-one", "three hundred forty-five", "seven"]
+
+
+def _translations(translator_or_task, **kwargs):
+    texts, scores = (
+        translator_or_task.translate(SOURCES, beam_size=2, return_scores=True, **kwargs)
+        if isinstance(translator_or_task, Translator)
+        else translator_or_task.generate(SOURCES, beam_size=2, return_scores=True, **kwargs)
+    )
+    return texts, np.asarray(scores, "float64")
+
+
+def test_a_run_directory_is_a_keras_hub_preset(resumed_run):
+    """The run writes the preset files beside its own; the package's loader
+    reads it as a preset (without keras-hub too) with the final model's
+    weights, and translates as the final model."""
+    run, result = resumed_run["run"], resumed_run["result"]
+    for name in PRESET_FILES:
+        assert (run / name).is_file(), name
+    assert (run / "vocab.spm").read_bytes() == (run / PRESET_FILES[4]).read_bytes()
+    backbone = json.loads((run / "config.json").read_text())
+    assert backbone["registered_name"] == "keras_transformer>TransformerBackbone"
+    assert backbone["config"] == json.loads(json.dumps(result.model.get_config()))
+    task = json.loads((run / "task.json").read_text())["config"]
+    config = result.config
+    assert task["decode_options"]["beam_size"] == config.beam_size
+    assert task["decode_options"]["alpha"] == config.alpha
+    assert task["preprocessor"]["config"]["encoder_sequence_length"] == config.max_length
+    assert task["language_tag"] == "source"
+
+    files = find_trained_model(run)
+    assert files.kind == "preset" and files.directory == str(run)
+    assert files.decoding_defaults()["beam_size"] == config.beam_size
+    # The weights are model.keras's (the final, averaged model).
+    for loaded in (files.load_model(), load_preset_backbone(str(run))):
+        assert type(loaded) is TransformerBackbone
+        for a, b in zip(loaded.get_weights(), result.model.get_weights()):
+            np.testing.assert_array_equal(a, b)
+    texts, scores = _translations(Translator(result.model, result.tokenizer))
+    loaded_texts, loaded_scores = _translations(Translator.from_directory(run))
+    assert loaded_texts == texts
+    np.testing.assert_allclose(loaded_scores, scores, rtol=1e-5, atol=1e-5)
+
+
+def test_keras_hub_loads_the_run_directory(resumed_run, tmp_path):
+    """keras-hub's own `Seq2SeqLM.from_preset(run_dir)` gives the package's
+    task with the run's weights; its files are those `save_to_preset` of
+    the same model writes."""
+    keras_hub = pytest.importorskip("keras_hub")
+    run, result = resumed_run["run"], resumed_run["result"]
+    task = keras_hub.models.Seq2SeqLM.from_preset(str(run))
+    assert type(task) is TransformerSeq2SeqLM
+    assert type(task.backbone) is TransformerBackbone
+    assert (task.beam_size, task.alpha) == (result.config.beam_size, result.config.alpha)
+    texts, scores = _translations(Translator.from_directory(run))
+    task_texts, task_scores = _translations(task)
+    assert task_texts == texts
+    np.testing.assert_allclose(task_scores, scores, rtol=1e-5, atol=1e-5)
+    ours = TransformerSeq2SeqLM.from_preset(str(run))
+    assert _translations(ours)[0] == texts
+
+    # save_to_preset of the same model, tokenizer and settings.
+    backbone = TransformerBackbone.from_config(result.model.get_config())
+    backbone.set_weights(result.model.get_weights())
+    tokenizer = TransformerTokenizer(proto=(run / "vocab.spm").read_bytes())
+    preprocessor = TransformerSeq2SeqLMPreprocessor(
+        tokenizer,
+        encoder_sequence_length=result.config.max_length,
+        decoder_sequence_length=result.config.max_length,
+    )
+    TransformerSeq2SeqLM(
+        backbone, preprocessor, beam_size=result.config.beam_size,
+        alpha=result.config.alpha, max_extra_length=result.config.max_extra_length,
+    ).save_to_preset(str(tmp_path / "saved"))  # fmt: skip
+    saved = tmp_path / "saved"
+    written = {p for p in snapshot(saved)}
+    assert written <= set(snapshot(run)), written - set(snapshot(run))
+    for name in written:
+        if name.endswith(".json"):
+            assert _unnamed(json.loads((run / name).read_text())) == _unnamed(
+                json.loads((saved / name).read_text())
+            ), name
+        elif name.endswith(".spm"):
+            assert (run / name).read_bytes() == (saved / name).read_bytes(), name
+    assert _weights_file(run / "model.weights.h5") == _weights_file(saved / "model.weights.h5")
+
+
+def _unnamed(value):
+    """A preset file's JSON without what differs between two saves: layer
+    names (keras numbers them) and the date."""
+    if isinstance(value, dict):
+        return {k: _unnamed(v) for k, v in value.items() if k not in ("name", "date_saved")}
+    if isinstance(value, list):
+        return [_unnamed(v) for v in value]
+    return value
+
+
+def _weights_file(path):
+    """{dataset path: bytes} of an HDF5 weights file."""
+    contents = {}
+    with h5py.File(path, "r") as f:
+        f.visititems(
+            lambda name, item: contents.__setitem__(name, item[()].tobytes())
+            if isinstance(item, h5py.Dataset) else None
+        )
+    return contents
 
 
 def test_backend_mismatch_is_an_error_before_any_work(tmp_path):

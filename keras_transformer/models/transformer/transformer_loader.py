@@ -1,6 +1,17 @@
 """The one loader of a trained model directory: a run directory of
 ``keras-transformer train`` or a keras-hub preset (``save_to_preset``).
 
+It reads one layout, the keras-hub preset's: ``config.json`` naming the
+backbone (its ``registered_name``), ``model.weights.h5`` and
+``assets/tokenizer/vocabulary.spm`` (with ``task.json``'s generation
+defaults and ``language_tag``). A run directory of this version holds
+those files beside its own (``train_config.json``, ``model.keras``,
+``vocab.spm``, ...), so it is read as a preset. Older layouts are
+converted as they are read: a run directory of earlier versions
+(``model.keras`` + ``vocab.spm``, its `TrainConfig` in ``config.json``)
+gives the same `TrainedModelFiles` answers from those files, and a run
+directory with a preset in ``preset/`` is read as that preset.
+
 `find_trained_model` says where the model, its vocabulary and its decoding
 settings are (`TrainedModelFiles`), and loads each of them;
 `Translator.from_directory`, the keras-hub classes' ``from_preset``, the
@@ -12,15 +23,18 @@ model class.
 
 import os
 
+import keras
+
 from keras_transformer.decoding.ensemble import Ensemble, check_weights
 from keras_transformer.models.transformer.transformer_presets import (
     check_preset_directory,
     check_run_directory,
     source_vocabulary_asset,
 )
-from keras_transformer.utils.file_io import load_model, read_json
+from keras_transformer.utils.file_io import check_weights_file, load_model, read_json
 from keras_transformer.utils.run_files import (
     MODEL_FILENAME,
+    MODEL_WEIGHTS_FILE,
     PRESET_CONFIG_FILENAME,
     PRESET_VOCABULARY_PATH,
     RUN_PRESET_DIRNAME,
@@ -38,12 +52,13 @@ except ImportError:  # pragma: no cover - keras-hub presets need keras-hub.
 
 
 class TrainedModelFiles:
-    """Where a trained model's files are: a run directory (``model.keras`` +
-    ``vocab.spm``) or a keras-hub preset (``config.json``,
-    ``model.weights.h5``, ``assets/tokenizer/vocabulary.spm``).
+    """Where a trained model's files are: a keras-hub preset (``config.json``,
+    ``model.weights.h5``, ``assets/tokenizer/vocabulary.spm``; a run
+    directory of this version is one) or a run directory of earlier
+    versions (``model.keras`` + ``vocab.spm``).
 
     Attributes:
-        kind: "run" or "preset".
+        kind: "preset", or "run" (a run directory of earlier versions).
         directory: the run or preset directory.
         vocabulary_path: the SentencePiece model.
     """
@@ -61,6 +76,8 @@ class TrainedModelFiles:
         if self.kind == "run":
             return load_model(os.path.join(self.directory, MODEL_FILENAME), compile=compile)
         check_preset_directory(self.directory, require_tokenizer=False)
+        if Backbone is None:
+            return load_preset_backbone(self.directory)
         return Backbone.from_preset(self.directory)
 
     @property
@@ -120,6 +137,36 @@ class TrainedModelFiles:
         return settings
 
 
+def load_preset_backbone(directory):
+    """The backbone of the local preset ``directory`` read without keras-hub
+    (which needs TensorFlow Text): ``config.json`` deserialized by its
+    registered name (in Keras' safe mode), then ``model.weights.h5``, as
+    keras-hub's `Backbone.from_preset` reads them.
+
+    Raises:
+        ImportError: a preset with sharded weights, which only keras-hub reads.
+        ValueError: naming the file, when one is unreadable.
+    """
+    config_path = os.path.join(directory, PRESET_CONFIG_FILENAME)
+    weights_path = os.path.join(directory, MODEL_WEIGHTS_FILE)
+    if not os.path.isfile(weights_path):
+        raise ImportError(
+            f"The preset {directory!r} has sharded weights (no {MODEL_WEIGHTS_FILE}), "
+            "which only keras-hub reads: pip install keras-hub."
+        )
+    config = read_json(config_path, "preset file")
+    try:
+        model = keras.saving.deserialize_keras_object(config)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"Cannot build the model of {config_path!r}: {error}") from error
+    check_weights_file(weights_path)
+    try:
+        model.load_weights(weights_path)
+    except (ValueError, KeyError, OSError) as error:
+        raise ValueError(f"Cannot load the weights {weights_path!r}: {error}") from error
+    return model
+
+
 def load_run_model(directory, cls, load_weights=True, **overrides):
     """The model of a run directory (``model.keras``) as an instance of
     ``cls``; with ``overrides`` or ``load_weights=False``, rebuilt from its
@@ -155,10 +202,10 @@ def locate_trained_model(directory):
 
 
 def find_trained_model(directory):
-    """The `TrainedModelFiles` of ``directory``: a run directory of
-    ``keras-transformer train``, a keras-hub preset directory
-    (``TransformerSeq2SeqLM.save_to_preset``), or a run directory with such a
-    preset in ``preset/``. `Translator`, ``translate``, ``evaluate`` and both
+    """The `TrainedModelFiles` of ``directory``: a keras-hub preset directory
+    (``TransformerSeq2SeqLM.save_to_preset``, or a run directory of
+    ``keras-transformer train``, which is one), a run directory of earlier
+    versions, or a run directory with a preset in ``preset/``. `Translator`, ``translate``, ``evaluate`` and both
     exports load models through it.
 
     Raises:

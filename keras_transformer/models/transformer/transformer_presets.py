@@ -197,7 +197,9 @@ def _read_json(path):
 
 
 def is_run_directory(directory):
-    """A directory written by ``keras-transformer train`` (not a keras-hub preset)."""
+    """A run directory of earlier versions: ``model.keras`` or ``vocab.spm``
+    without a keras-hub preset's ``config.json`` (the run directories of
+    this version are presets too, and load as presets)."""
 
     return (
         os.path.isdir(directory)
