@@ -6,7 +6,7 @@ import itertools
 
 import keras
 
-from keras_transformer.decoding.search import compiled_loop_bodies
+from keras_transformer.decoding.search import compiled_loop_bodies, fixed_shape_loops
 from keras_transformer.decoding.torch_steps import TorchStepCompiler
 
 if keras.config.backend() == "tensorflow":
@@ -42,6 +42,15 @@ def compile_for_backend(model, function, tf_input_signature=None, jit_compile=Fa
         # autograph=False: the searches' control flow is explicit
         # (`keras.ops.while_loop`, `ops.cond`), so AutoGraph's conversion of
         # every function they call would only lengthen the trace.
+        if jit_compile:
+            # XLA keeps every loop variable's shape fixed: one loop per
+            # cache stage (traced here, so the context holds while tracing).
+            plain_function = function
+
+            def function(*args):
+                with fixed_shape_loops():
+                    return plain_function(*args)
+
         return tf.function(
             function,
             input_signature=tf_input_signature,

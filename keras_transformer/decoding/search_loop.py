@@ -102,6 +102,23 @@ def compiled_loop_bodies(compile_body, trace_step=None):
         _loop_body_compiler.reset(token)
 
 
+# True while a function is traced for XLA (`fixed_shape_loops`).
+_fixed_shapes = contextvars.ContextVar("fixed_shapes", default=False)
+
+
+@contextlib.contextmanager
+def fixed_shape_loops():
+    """Within the context, a search whose ``max_length`` is a tensor runs
+    one loop per cache stage, as with a Python int: for XLA, whose loops
+    keep every shape fixed (`staged_while_loop` otherwise grows the cache
+    inside one loop)."""
+    token = _fixed_shapes.set(True)
+    try:
+        yield
+    finally:
+        _fixed_shapes.reset(token)
+
+
 def traced_step(tokens_to_logits):
     """``tokens_to_logits`` as the current `compiled_loop_bodies` context
     records it (unchanged outside one, or without a ``trace_step``)."""
@@ -163,6 +180,8 @@ def staged_while_loop(cond, body, state, python_loop, cache_functions):
     stage runs while ``state["index"]`` (the position the next step writes)
     fits, then ``cache_functions.grow(cache, next_length)`` pads the cache
     for the next stage. Without ``grow`` one loop runs on the initial cache.
+    Where ``max_length`` is a tensor (a TensorFlow graph, outside
+    `fixed_shape_loops`) the stages run as one loop (`_growing_while_loop`).
     """
     grow_cache, lengths = cache_functions.grow, cache_functions.stages
     if grow_cache is None:
@@ -172,6 +191,13 @@ def staged_while_loop(cond, body, state, python_loop, cache_functions):
             "CacheFunctions.grow needs stages, the cache lengths from the "
             "initial cache's to max_length (see `cache_lengths`)."
         )
+    if (
+        ops.is_tensor(lengths[-1])
+        and not python_loop
+        and _loop_body_compiler.get() is None
+        and not _fixed_shapes.get()
+    ):
+        return _growing_while_loop(cond, body, state, grow_cache, lengths)
     for stage, length in enumerate(lengths):
         if stage:
             state = dict(state, cache=grow_cache(state["cache"], length))
@@ -180,4 +206,37 @@ def staged_while_loop(cond, body, state, python_loop, cache_functions):
             return ops.logical_and(cond(state), state["index"] < length)
 
         state = while_loop(stage_cond, body, state, python_loop)
+    return state
+
+
+def _growing_while_loop(cond, body, state, grow_cache, lengths):
+    """The staged loop as one loop, for a graph whose ``max_length`` is a
+    tensor (a TensorFlow graph serving every buffer length, where the
+    cache's length axis is dynamic): each step first grows the cache to
+    the next stage's length when the position it writes is past the end.
+    The same steps see the same cache lengths as in the staged loop (so
+    the same outputs), but the graph holds the body once instead of once
+    per stage: a shorter trace and a smaller SavedModel."""
+
+    def next_length(length):
+        # The first stage longer than ``length``, else the last.
+        result = lengths[-1]
+        for stage in reversed(lengths[:-1]):
+            result = ops.where(length < stage, stage, result)
+        return result
+
+    def growing_cond(state, length):
+        return ops.logical_and(cond(state), state["index"] < lengths[-1])
+
+    def growing_body(state, length):
+        full = state["index"] >= length
+        length = ops.where(full, next_length(length), length)
+        cache = ops.cond(
+            full,
+            lambda: grow_cache(state["cache"], length),
+            lambda: state["cache"],
+        )
+        return body(dict(state, cache=cache)), length
+
+    state, _ = ops.while_loop(growing_cond, growing_body, (state, lengths[0]))
     return state

@@ -526,6 +526,41 @@ def test_growing_cache_equals_one_full_buffer(model, sources, cached_results, se
     np.testing.assert_allclose(scores, expected[1], rtol=1e-5, atol=1e-6)
 
 
+def _while_loops(function):
+    """The while loops in the TensorFlow graph of a `Generator`'s compiled
+    ``function`` (its nested functions included)."""
+    from keras_transformer.decoding.generate import tf_decode_signature
+
+    graph = function.get_concrete_function(*tf_decode_signature()).graph.as_graph_def()
+    nodes = list(graph.node) + [
+        node for f in graph.library.function for node in f.node_def
+    ]
+    return sum(node.op in ("While", "StatelessWhile") for node in nodes)
+
+
+@pytest.mark.skipif(
+    keras.config.backend() != "tensorflow", reason="TensorFlow graphs"
+)
+def test_a_tensorflow_graph_grows_the_cache_inside_one_loop(model, sources, cached_results):
+    # The buffer length is a tensor in the graph: the stages 4 -> 8 -> 16
+    # run as one while loop whose body grows the cache (its body traced
+    # once), with the outputs of one 16-position buffer; under XLA, whose
+    # loops keep their shapes, one loop per stage.
+    from keras_transformer.decoding.generate import StaticDecode
+
+    generator = Generator(model, cache_growth=4)
+    sequences, scores = _decode(generator, sources, beam_size=4, alpha=0.6, num_return=3)
+    np.testing.assert_array_equal(sequences, cached_results["beam"][0])
+    np.testing.assert_allclose(scores, cached_results["beam"][1], rtol=1e-5, atol=1e-6)
+    static = StaticDecode.from_options(
+        DecodeOptions(max_extra_length=MAX_LENGTH, beam_size=4, num_return=3),
+        cache_growth=4,
+    )
+    assert _while_loops(generator._compiled(static)) == 1
+    xla = Generator(model, cache_growth=4, jit_compile=True)
+    assert _while_loops(xla._compiled(static)) == 3
+
+
 def test_cache_growth_is_checked():
     with pytest.raises(ValueError, match="cache_growth"):
         Generator(None, cache_growth=0)
