@@ -53,6 +53,10 @@ from keras_transformer.special_tokens import (
     RESERVED_PIECES,
     UNK_ID,
 )
+from keras_transformer.decoding.options import DecodeOptions
+from keras_transformer.models.transformer.transformer_preset_writer import (
+    write_preset_files,
+)
 from keras_transformer.training.config import TrainConfig
 from keras_transformer.training.run_directory import RunDirectory
 from keras_transformer.utils.file_io import (
@@ -526,7 +530,9 @@ def convert_marian(source_dir, output_dir, overwrite=False):
     ``target.spm``, ``vocab.json``; optionally ``generation_config.json``)
     as the run directory ``output_dir``: ``model.keras``, ``vocab.spm``
     (target), ``source_vocab.spm`` (source) and ``train_config.json`` with
-    the checkpoint's decoding defaults. ``translate``, ``evaluate``, ``score``,
+    the checkpoint's decoding defaults, and the same model as a keras-hub
+    preset (`write_preset_files`: ``config.json``, ``model.weights.h5``,
+    the tokenizers, ``task.json``, ...), as ``train`` writes a run. ``translate``, ``evaluate``, ``score``,
     ``export`` and `Translator.from_directory` take it.
 
     Args:
@@ -576,6 +582,16 @@ def convert_marian(source_dir, output_dir, overwrite=False):
     )
     atomic_write_json(run.config_path, train_config)
     save_model(model, run.join(MODEL_FILENAME))
+    # The same model as a keras-hub preset, as `train` writes a run.
+    write_preset_files(
+        run.path,
+        model,
+        run.join(VOCABULARY_FILENAME),
+        source_vocabulary_path=run.join(SOURCE_VOCABULARY_FILENAME),
+        decode_options=DecodeOptions().replace(**defaults),
+        language_tag=train_config.get("language_tag") or "source",
+        sequence_length=int(train_config.get("max_length") or 128),
+    )
     return output_dir
 
 

@@ -25,6 +25,12 @@ import h5py
 import keras
 import numpy as np
 
+from keras_transformer.models.transformer.transformer_preset_writer import (
+    replace_preset_model,
+)
+from keras_transformer.models.transformer.transformer_presets import (
+    BACKBONE_REGISTERED_NAMES,
+)
 from keras_transformer.utils.file_io import (
     atomic_write_json,
     check_finite,
@@ -32,12 +38,15 @@ from keras_transformer.utils.file_io import (
     copy_file_atomic,
     load_model,
     nonfinite_variables,
+    read_json,
     save_model,
 )
 from keras_transformer.utils.run_files import (
     ARCHITECTURE_FILENAME,
     MODEL_FILENAME,
+    PRESET_CONFIG_FILENAME,
     VOCABULARY_FILENAME,
+    is_preset_directory,
 )
 
 _CHECKPOINT_SUFFIXES = (".weights.h5", ".keras")
@@ -284,8 +293,11 @@ def save_averaged(model, output_path, checkpoint_dir=None):
     For a directory, ``model.keras`` is written there, and ``vocab.spm``
     is copied from the parent of ``checkpoint_dir`` (the run directory) when
     the target has none; a different ``vocab.spm`` already there is an error
-    (the model would not match it). Writes are atomic and the weights are
-    checked finite first. Returns the ``.keras`` path.
+    (the model would not match it). A directory that is also a preset of
+    the package's model (a run directory) gets the model in its preset
+    files too (`replace_preset_model`), which the loaders read. Writes are
+    atomic and the weights are checked finite first. Returns the ``.keras``
+    path.
     """
     output_path = os.fspath(output_path)
     check_output_path(output_path)
@@ -309,7 +321,16 @@ def save_averaged(model, output_path, checkpoint_dir=None):
     save_model(model, model_path)
     if vocab is not None and not os.path.exists(target):
         copy_file_atomic(vocab, target)
+    if directory and _holds_package_preset(directory):
+        replace_preset_model(directory, model)
     return model_path
+
+
+def _holds_package_preset(directory):
+    if not is_preset_directory(directory):
+        return False
+    config = read_json(os.path.join(directory, PRESET_CONFIG_FILENAME), "preset file")
+    return config.get("registered_name") in BACKBONE_REGISTERED_NAMES
 
 
 def _same_bytes(a, b):

@@ -77,8 +77,16 @@ def _package_rows(run, vocabulary):
 def test_run_directory_and_config(marian):
     _, _, vocabulary, _, run = marian
     assert sorted(os.listdir(run)) == [
-        "model.keras", "source_vocab.spm", "train_config.json", "vocab.spm"
-    ]
+        "assets", "config.json", "metadata.json", "model.keras", "model.weights.h5",
+        "preprocessor.json", "source_tokenizer.json", "source_vocab.spm", "task.json",
+        "tokenizer.json", "train_config.json", "vocab.spm",
+    ]  # fmt: skip
+    # A keras-hub preset too, with both SentencePiece models as its assets.
+    for side, name in (("tokenizer", "vocab.spm"), ("source_tokenizer", "source_vocab.spm")):
+        with open(os.path.join(run, "assets", side, "vocabulary.spm"), "rb") as f:
+            assert f.read() == open(os.path.join(run, name), "rb").read(), side
+    task = json.load(open(os.path.join(run, "task.json")))["config"]
+    assert task["decode_options"]["beam_size"] == 3 and task["decode_options"]["alpha"] == 0.0
     config = json.load(open(os.path.join(run, "train_config.json")))
     # generation_config.json: num_beams 3, length_penalty 0, max_length 40.
     assert (config["beam_size"], config["alpha"], config["max_extra_length"]) == (3, 0.0, 39)
@@ -467,6 +475,14 @@ def _padded(rows, width):
     return np.array([row + [0] * (width - len(row)) for row in rows])
 
 
+def _unnamed(value):
+    if isinstance(value, dict):
+        return {k: _unnamed(v) for k, v in value.items() if k not in ("name", "date_saved")}
+    if isinstance(value, list):
+        return [_unnamed(v) for v in value]
+    return value
+
+
 def _source_and_target_models(run):
     import sentencepiece as spm
 
@@ -509,6 +525,11 @@ def test_keras_hub_task_translates_with_the_source_model(marian, tmp_path):
     lm.save_to_preset(preset)
     saved = open(os.path.join(preset, "assets", "source_tokenizer", "vocabulary.spm"), "rb").read()
     assert saved == open(os.path.join(run, "source_vocab.spm"), "rb").read()
+    # The converter wrote the files save_to_preset writes (layer names and
+    # the date aside).
+    for name in ("config.json", "tokenizer.json", "source_tokenizer.json", "preprocessor.json"):
+        written, resaved = (json.load(open(os.path.join(d, name))) for d in (run, preset))
+        assert _unnamed(written) == _unnamed(resaved), name
     for loaded in (TransformerSeq2SeqLM.from_preset(preset), Translator.from_directory(preset)):
         run_texts, run_scores = (
             loaded.generate(sentences, return_scores=True, **options)

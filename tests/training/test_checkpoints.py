@@ -104,6 +104,33 @@ def test_average_into_a_run_directory_copies_the_vocabulary(tmp_path):
     assert len(translator.translate(["a b"], beam_size=1, max_extra_length=3)) == 1
 
 
+def test_average_into_a_run_directory_replaces_its_preset_model(tmp_path):
+    """A run directory is a keras-hub preset too: averaging into it
+    replaces the model the loaders read (model.weights.h5), not only
+    model.keras."""
+    from keras_transformer.data import SubwordTokenizer
+    from keras_transformer.models.transformer.transformer_loader import find_trained_model
+    from keras_transformer.models.transformer.transformer_preset_writer import (
+        write_preset_files,
+    )
+
+    run = tmp_path / "run"
+    tokenizer = SubwordTokenizer.train(["a b c d e f g h"] * 20 + ["a c e g"] * 20, 20)
+    tokenizer.save(str(run))
+    model = Transformer(
+        vocabulary_size=tokenizer.vocabulary_size, num_layers=1, d_model=16, num_heads=2, d_ff=32
+    )
+    save_architecture(model, run / "checkpoints")
+    write_preset_files(str(run), model, str(run / "vocab.spm"))
+    for epoch in (1, 2):
+        model.set_weights([w + epoch for w in model.get_weights()])
+        model.save_weights(str(run / "checkpoints" / f"epoch_{epoch:03d}.weights.h5"))
+    averaged, _ = average_checkpoints(run / "checkpoints", output_path=str(run), last_n=2)
+    loaded = find_trained_model(run).load_model()
+    for a, b in zip(loaded.get_weights(), averaged.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_errors_name_the_problem(tmp_path):
     with pytest.raises(FileNotFoundError, match="No checkpoints"):
         average_checkpoints(str(tmp_path))

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from keras_transformer import (
+    Transformer,
     TransformerBackbone,
     TransformerSeq2SeqLM,
     TransformerSeq2SeqLMPreprocessor,
@@ -20,7 +21,7 @@ from keras_transformer import (
 )
 from keras_transformer.models.transformer.transformer_loader import (
     find_trained_model,
-    load_preset_backbone,
+    load_preset_model,
 )
 from keras_transformer.training.config import TrainConfig
 from keras_transformer.data import default_task_splits
@@ -258,9 +259,10 @@ def test_a_run_directory_is_a_keras_hub_preset(resumed_run):
     files = find_trained_model(run)
     assert files.kind == "preset" and files.directory == str(run)
     assert files.decoding_defaults()["beam_size"] == config.beam_size
-    # The weights are model.keras's (the final, averaged model).
-    for loaded in (files.load_model(), load_preset_backbone(str(run))):
-        assert type(loaded) is TransformerBackbone
+    # The final (averaged) model of model.keras, logits out, as the
+    # loader gives a run directory of earlier versions.
+    for loaded in (files.load_model(), load_preset_model(str(run))):
+        assert type(loaded) is Transformer
         for a, b in zip(loaded.get_weights(), result.model.get_weights()):
             np.testing.assert_array_equal(a, b)
     texts, scores = _translations(Translator(result.model, result.tokenizer))

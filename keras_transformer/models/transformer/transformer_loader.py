@@ -45,6 +45,9 @@ from keras_transformer.utils.run_files import (
     train_config_path,
 )
 
+# The model every layout loads as: the backbone with its output projection.
+TRANSFORMER_REGISTERED_NAME = "keras_transformer>Transformer"
+
 try:
     from keras_hub.models import Backbone
 except ImportError:  # pragma: no cover - keras-hub presets need keras-hub.
@@ -72,13 +75,13 @@ class TrainedModelFiles:
         return f"TrainedModelFiles({self.kind!r}, {self.directory!r})"
 
     def load_model(self, compile=False):
-        """The `Transformer`, its errors naming the file."""
+        """The `Transformer` (logits out), its errors naming the file: a
+        run's ``model.keras``, or a preset's backbone built as the
+        `Transformer` (the same layers and weights) with its weights."""
         if self.kind == "run":
             return load_model(os.path.join(self.directory, MODEL_FILENAME), compile=compile)
         check_preset_directory(self.directory, require_tokenizer=False)
-        if Backbone is None:
-            return load_preset_backbone(self.directory)
-        return Backbone.from_preset(self.directory)
+        return load_preset_model(self.directory)
 
     @property
     def source_vocabulary_path(self):
@@ -137,26 +140,45 @@ class TrainedModelFiles:
         return settings
 
 
-def load_preset_backbone(directory):
-    """The backbone of the local preset ``directory`` read without keras-hub
-    (which needs TensorFlow Text): ``config.json`` deserialized by its
-    registered name (in Keras' safe mode), then ``model.weights.h5``, as
-    keras-hub's `Backbone.from_preset` reads them.
+def load_preset_model(directory):
+    """The `Transformer` (logits out) of the preset ``directory``, whose
+    ``config.json`` holds a `TransformerBackbone` or a `Transformer`: the
+    two share their config, layers and weights file, so the config is
+    built as a `Transformer` (by its registered name, in Keras' safe mode)
+    and ``model.weights.h5`` loads into it, as keras-hub's
+    `Backbone.from_preset` reads them, without keras-hub (which needs
+    TensorFlow Text). Sharded weights and remote presets load through
+    keras-hub.
 
     Raises:
-        ImportError: a preset with sharded weights, which only keras-hub reads.
+        ImportError: sharded weights or a remote preset without keras-hub.
         ValueError: naming the file, when one is unreadable.
     """
-    config_path = os.path.join(directory, PRESET_CONFIG_FILENAME)
     weights_path = os.path.join(directory, MODEL_WEIGHTS_FILE)
-    if not os.path.isfile(weights_path):
-        raise ImportError(
-            f"The preset {directory!r} has sharded weights (no {MODEL_WEIGHTS_FILE}), "
-            "which only keras-hub reads: pip install keras-hub."
-        )
+    transformer = keras.saving.get_registered_object(TRANSFORMER_REGISTERED_NAME)
+    if "://" in directory or not os.path.isfile(weights_path):
+        if Backbone is None:
+            raise ImportError(
+                f"The preset {directory!r} is remote or has sharded weights (no "
+                f"{MODEL_WEIGHTS_FILE}), which only keras-hub reads: pip install keras-hub."
+            )
+        backbone = Backbone.from_preset(directory)
+        if isinstance(backbone, transformer):
+            return backbone
+        model = transformer.from_config(backbone.get_config())
+        model.set_weights(backbone.get_weights())
+        return model
+    config_path = os.path.join(directory, PRESET_CONFIG_FILENAME)
     config = read_json(config_path, "preset file")
     try:
-        model = keras.saving.deserialize_keras_object(config)
+        model = keras.saving.deserialize_keras_object(
+            dict(
+                config,
+                module=transformer.__module__,
+                class_name=transformer.__name__,
+                registered_name=TRANSFORMER_REGISTERED_NAME,
+            )
+        )
     except (TypeError, ValueError) as error:
         raise ValueError(f"Cannot build the model of {config_path!r}: {error}") from error
     check_weights_file(weights_path)

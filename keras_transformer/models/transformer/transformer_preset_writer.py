@@ -47,6 +47,7 @@ from keras_transformer.models.transformer.transformer_tokenizer import (
 from keras_transformer.utils.file_io import (
     atomic_write_bytes,
     atomic_write_json,
+    read_json,
     save_weights,
 )
 from keras_transformer.utils.run_files import (
@@ -262,4 +263,31 @@ def write_preset_files(
     write_json(PRESET_METADATA_FILE, metadata(model))
     # Last: a backbone config.json says the preset is complete.
     write_json(PRESET_CONFIG_FILENAME, backbone)
+    return directory
+
+
+def replace_preset_model(directory, model):
+    """Replaces the model of the preset in ``directory`` by ``model`` (its
+    weights, and its backbone config in ``config.json`` and ``task.json``),
+    keeping the tokenizers, the preprocessor and the generation defaults:
+    where ``model.keras`` of a run directory is replaced (an average of
+    its checkpoints), its preset keeps holding the same model.
+
+    Returns:
+        ``directory``.
+    """
+    backbone = backbone_config(model)
+    save_weights(_uncompiled_copy(model), os.path.join(directory, MODEL_WEIGHTS_FILE))
+    task_path = os.path.join(directory, TASK_CONFIG_FILE)
+    if os.path.isfile(task_path):
+        task = read_json(task_path, "preset file")
+        if isinstance(task, dict) and isinstance(task.get("config"), dict):
+            task["config"]["backbone"] = backbone
+            atomic_write_json(task_path, task, indent=JSON_INDENT)
+    atomic_write_json(
+        os.path.join(directory, PRESET_METADATA_FILE), metadata(model), indent=JSON_INDENT
+    )
+    atomic_write_json(
+        os.path.join(directory, PRESET_CONFIG_FILENAME), backbone, indent=JSON_INDENT
+    )
     return directory
