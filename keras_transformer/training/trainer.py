@@ -11,6 +11,12 @@ use the vocabulary the model was trained with (the layout and its rules are
       source_vocab.spm    the sources' own SentencePiece model, where the
                           init_from run has one (an imported Marian model)
       model.keras         the final model: last, best or averaged weights
+      config.json, model.weights.h5, tokenizer.json, preprocessor.json,
+      task.json, metadata.json, assets/tokenizer/vocabulary.spm
+                          the same final model as a keras-hub preset
+                          (`TransformerSeq2SeqLM.save_to_preset`'s files;
+                          source_tokenizer.json too with source_vocab.spm):
+                          the layout the loaders read
       results.json        steps, time, scores
       checkpoints/        epoch_001.weights.h5, ... and model_config.json;
                           best/ with keep_best (best.weights.h5, best.json)

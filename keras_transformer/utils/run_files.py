@@ -6,12 +6,23 @@ A run directory (``keras-transformer train``)::
       train_config.json   the resolved `TrainConfig`: the run's identity
       vocab.spm           the shared SentencePiece vocabulary
       source_vocab.spm    optionally, the source side's own SentencePiece model
-      model.keras         the final model (written last)
+      model.keras         the final model
+      config.json         the final model as a keras-hub preset: its
+      model.weights.h5    backbone's config, weights (without optimizer
+      metadata.json       state), metadata, tokenizer(s) and vocabulary
+      tokenizer.json      asset(s) (copies of vocab.spm and source_vocab.spm),
+      preprocessor.json   preprocessor, and the task with the run's
+      task.json           decoding defaults and language_tag
+      assets/             (written last: config.json, after the others)
       results.json        steps, time, scores (strict JSON: NaN -> null)
       checkpoints/        model_config.json, epoch_001.weights.h5, ...
       backup/             `BackupAndRestore` state while the run is unfinished
       logs/               history.csv (and TensorBoard events)
-      preset/             optionally, a keras-hub preset of the final model
+      preset/             optionally, a keras-hub preset put there (read where
+                          the directory holds no model of its own)
+
+Runs of earlier versions kept the `TrainConfig` in config.json and had no
+preset files (`train_config_path` finds either).
 
 A keras-hub preset (``save_to_preset``): config.json, model.weights.h5,
 tokenizer.json, task.json, assets/tokenizer/vocabulary.spm, metadata.json;
