@@ -24,6 +24,22 @@ def _once_per_suite():
         pytest.skip("examples run once per suite, under the torch backend")
 
 
+# Runs example scripts' main(argv) one after another in this process: as
+# `python SCRIPT ARGS...` would (each must return a true value, its exit
+# status 0), printing one JSON line: the list of their stdouts.
+RUN_CLIENTS = """
+import contextlib, io, json, runpy, sys
+outputs = []
+for path, argv in json.loads(sys.argv[1]):
+    main = runpy.run_path(path)["main"]
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        assert main(argv), path
+    outputs.append(stdout.getvalue())
+print(json.dumps(outputs))
+"""
+
+
 def run_example(name, args, cwd):
     env = dict(os.environ, KERAS_BACKEND="torch", TF_CPP_MIN_LOG_LEVEL="2")
     env["PYTHONPATH"] = REPO_ROOT + os.pathsep + env.get("PYTHONPATH", "")
@@ -70,22 +86,24 @@ def test_export_and_serve(tmp_path):
     translation = served[0].split(" -> ", 1)[1].rsplit(" (score", 1)[0]
 
     # The REST and gRPC clients of docs/serving.md, without a server: their
-    # requests answered by the SavedModel in a fresh TensorFlow-only process.
+    # requests answered by the SavedModel in a fresh TensorFlow-only process
+    # (one for both clients: each script's main(argv), as its command line
+    # runs it; each loads the SavedModel itself).
     version_dir = str(tmp_path / "export" / "1")
     env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
-
-    def client(name, *args):
-        result = subprocess.run(
-            [sys.executable, os.path.join(EXAMPLES, name), "--saved-model", version_dir, *args],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
-        )
-        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-        return result.stdout
-
-    rest = json.loads(client("rest_client.py", "twenty-one", "nine").splitlines()[-1])
+    clients = [
+        (os.path.join(EXAMPLES, name), ["--saved-model", version_dir, "twenty-one", "nine"])
+        for name in ("rest_client.py", "grpc_client.py")
+    ]
+    result = subprocess.run(
+        [sys.executable, "-c", RUN_CLIENTS, json.dumps(clients)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    rest, grpc = json.loads(result.stdout.strip().splitlines()[-1])
+    rest = json.loads(rest.splitlines()[-1])
     assert [p["translations"] for p in rest["predictions"]][0] == eval(translation)
     assert len(rest["predictions"]) == 2 and isinstance(rest["predictions"][1]["scores"], float)
-    grpc = client("grpc_client.py", "twenty-one", "nine")
     assert f"'twenty-one' -> {translation}" in grpc
     assert grpc.count(" -> ") == 2
 
