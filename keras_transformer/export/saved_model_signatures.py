@@ -147,6 +147,7 @@ class SignatureBuilder:
         self.constrained = StaticDecode.from_options(
             options.replace(num_return=1), max_positions, constrained=True
         )
+        self._searches = {}  # StaticDecode -> its search's tf.function
 
     def concrete_functions(self):
         """{signature name: concrete function}, each traced once.
@@ -241,14 +242,40 @@ class SignatureBuilder:
 
         Returns int32 sequences ``(batch, k, L)`` and float32 scores
         ``(batch, k)``; an empty batch gives empty outputs.
+
+        The search of each ``static`` is one ``tf.function`` that every
+        signature using it calls (``serving_default``,
+        ``translate_token_ids`` and ``translate_prefix`` share the beam
+        search): traced once, and held once in the SavedModel.
         """
-        options = self.options
         batch = tf.shape(token_ids)[0]
         if prefix_ids is None:
             prefix_ids = tf.zeros([batch, 1], tf.int32)
             prefix_lengths = tf.zeros([batch], tf.int32)
         if seed is None:
             seed = tf.constant(0, tf.int32)
+        if constraint_ids is None:
+            constraint_ids = tf.zeros([batch, 1, 1], tf.int32)
+        if static not in self._searches:
+            self._searches[static] = tf.function(
+                lambda *args: self._search(static, *args),
+                input_signature=[
+                    tf.TensorSpec([None, None], tf.int32),  # token_ids
+                    tf.TensorSpec([], tf.int32),  # seed
+                    tf.TensorSpec([None, None], tf.int32),  # prefix_ids
+                    tf.TensorSpec([None], tf.int32),  # prefix_lengths
+                    tf.TensorSpec([None, None, None], tf.int32),  # constraint_ids
+                ],
+                autograph=False,
+            )
+        return self._searches[static](token_ids, seed, prefix_ids, prefix_lengths, constraint_ids)
+
+    def _search(self, static, token_ids, seed, prefix_ids, prefix_lengths, constraint_ids):
+        """`decode`'s search, traced once per ``static``."""
+        options = self.options
+        batch = tf.shape(token_ids)[0]
+        if not static.constrained:
+            constraint_ids = None
         width = tf.minimum(tf.shape(token_ids)[1], self.keep)
         # The output buffer: the longest source's limit (prepare_sources
         # gives each row its own).

@@ -174,6 +174,18 @@ def test_translator_returns_what_the_saved_model_served():
     assert_same(outputs, expectations.load("single"))
 
 
+def _while_loops(version_dir):
+    """The while loops in a SavedModel's graphs (its functions included)."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved_model = saved_model_pb2.SavedModel()
+    with open(os.path.join(version_dir, "saved_model.pb"), "rb") as f:
+        saved_model.ParseFromString(f.read())
+    graph = saved_model.meta_graphs[0].graph_def
+    nodes = list(graph.node) + [node for f in graph.library.function for node in f.node_def]
+    return sum(node.op in ("While", "StatelessWhile") for node in nodes)
+
+
 def test_export_serves_like_the_translator(tmp_path):
     if keras.config.backend() != "tensorflow":
         pytest.skip(
@@ -188,6 +200,11 @@ def test_export_serves_like_the_translator(tmp_path):
     for path in ("saved_model.pb", "variables", "assets/vocab.spm",
                  "assets.extra/tf_serving_warmup_requests"):
         assert os.path.exists(os.path.join(version_dir, path)), path
+    # One loop per search: serving_default, translate_token_ids and
+    # translate_prefix share one beam search; translate_nbest,
+    # translate_constrained and translate_sample have their own; the
+    # key/value cache grows inside each loop.
+    assert _while_loops(version_dir) == 4
 
     cases_path = tmp_path / "cases.json"
     cases_path.write_text(json.dumps(dict(CASES, _score=SCORE_PAIRS, _prefix=PREFIX_CASES)))
