@@ -226,13 +226,13 @@ print("ok")
 """
 
 
-def run_python(code):
+def run_python(code, *args):
     import subprocess
     import sys
 
     root = REPO_ROOT
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", code, *args], cwd=root, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
 
@@ -248,23 +248,12 @@ print("ok")
 """
 
 
-def test_importing_the_package_registers_its_keras_classes():
-    """``import keras_transformer`` alone registers every serializable class
-    (a fresh process, so no other test's imports help)."""
-    run_python(REGISTERED)
-
-
-def test_a_keras_file_loads_after_importing_the_package_then_keras():
-    import subprocess
-    import sys
-
-    root = REPO_ROOT
+def test_importing_the_package_registers_its_keras_classes_and_a_keras_file_loads():
+    """``import keras_transformer`` alone registers every serializable class;
+    after importing the package, then keras, a .keras file loads (a fresh
+    process, so no other test's imports help; both checks in one)."""
     path = os.path.join(FIXTURES, "transformer_keras_model.keras")
-    done = subprocess.run(
-        [sys.executable, "-c", LOAD_AFTER_IMPORT_ORDER, path],
-        cwd=root, capture_output=True, text=True, timeout=300,
-    )
-    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
+    run_python(REGISTERED + LOAD_AFTER_IMPORT_ORDER, path)
 
 
 @pytest.mark.backend_independent
