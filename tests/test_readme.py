@@ -1,9 +1,10 @@
 """The README's keras-hub user story runs as written (issue #14).
 
 The two blocks after the ``<!-- readme-story:... -->`` markers are run as a
-user would: the Python block (load a trained preset, generate, fine-tune in
-full and with LoRA, save a new preset, generate), then the shell block, which
-reloads the new preset under JAX. Only the model path changes: the committed
+user would: the Python block as a script (load a trained preset, generate,
+fine-tune in full and with LoRA, save a new preset, generate; in the suite's
+process), then the shell block, which reloads the new preset under JAX in a
+fresh process. Only the model path changes: the committed
 trained preset (tests/fixtures/numbers_preset) stands in for ``runs/numbers``.
 
 Like the examples, it runs once per suite (under the PyTorch backend, so
@@ -12,6 +13,7 @@ that the reload crosses backends).
 
 import os
 import re
+import runpy
 import shlex
 import subprocess
 import sys
@@ -42,7 +44,7 @@ def run(command, cwd, backend):
     return [line for line in result.stdout.splitlines() if line.startswith("[")]
 
 
-def test_readme_user_story_runs_and_reloads_under_another_backend(tmp_path):
+def test_readme_user_story_runs_and_reloads_under_another_backend(tmp_path, monkeypatch, capsys):
     if keras.config.backend() != "torch":
         pytest.skip("the README story runs once per suite, under the torch backend")
     python = readme_block("python")
@@ -50,7 +52,11 @@ def test_readme_user_story_runs_and_reloads_under_another_backend(tmp_path):
     assert len([line for line in python.splitlines() if line.strip()]) == 10
     script = tmp_path / "story.py"
     script.write_text(python.replace('"runs/numbers"', repr(NUMBERS_PRESET)))
-    printed = run([sys.executable, str(script)], tmp_path, "torch")
+    # The Python block runs as a script in this (PyTorch) process, from the
+    # directory it writes into; the reload below is a fresh JAX process.
+    monkeypatch.chdir(tmp_path)
+    runpy.run_path(str(script), run_name="__main__")
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")]
     assert len(printed) == 2, printed
     before, after = (eval(line) for line in printed)  # printed lists of str
     assert before == ["dreihundertzwölf", "zweiundvierzig"]
