@@ -5,26 +5,29 @@
 #   JOBS=1                runs the backends one after another (default: all
 #                         at once; each run is a separate process with its own
 #                         Keras backend, so they share nothing but the CPUs).
-#   TENSORFLOW_PART2="tests/convert"
-#                         (the default) when the backends run at once: the
-#                         TensorFlow suite runs in two pytest processes, these
-#                         paths in the second, the rest of tests/ in the first.
-#                         TENSORFLOW_PART2= (empty) runs it in one process.
+#   TENSORFLOW_PART2="tests/convert", JAX_PART2="tests/cli", TORCH_PART2=""
+#                         (the defaults) when the backends run at once: a
+#                         backend with a PART2 runs its suite in two pytest
+#                         processes, these paths in the second, the rest of
+#                         tests/ in the first. An empty one runs it in one.
 # Running them at once: one backend's suite keeps ~1 core busy on average
 # (JAX/XLA compilation and Python dispatch are single-threaded), so on 2
-# cores the three together finish in about half the sequential time. The
-# TensorFlow suite is the longest (it runs the SavedModel exports, once per
-# suite), so it is split in two; otherwise it would run alone at the end,
-# leaving a core idle. The second part is sized so that the first ends with
-# the JAX suite on the CI machine class (2 cores): what TensorFlow's suite
-# takes beyond JAX's. A larger one would leave JAX alone at the end. Each backend's output is printed whole when all of
-# its processes have finished; the exit status is 0 when every backend's is.
+# cores the three together finish in about half the sequential time, if no
+# process is left alone at the end with a core idle. Splitting the two
+# longest suites (TensorFlow's, JAX's) in two processes each lets the
+# shorter parts fill the cores while the long ones finish. Each backend's
+# output is printed whole when all of its processes have finished; the
+# exit status is 0 when every backend's is.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
 backends=(${BACKENDS:-tensorflow jax torch})
 jobs=${JOBS:-${#backends[@]}}
-part2=(${TENSORFLOW_PART2-tests/convert})
+declare -A part2=(
+  [tensorflow]="${TENSORFLOW_PART2-tests/convert}"
+  [jax]="${JAX_PART2-tests/cli}"
+  [torch]="${TORCH_PART2-}"
+)
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 start_all=$SECONDS
@@ -39,12 +42,12 @@ run_one() {  # backend -> writes $logs/$backend.log and $logs/$backend.rc
 }
 
 run_split() {  # backend -> two pytest processes, then $logs/$backend.log and .rc
-  local backend=$1 start=$SECONDS ignore=() rc1 rc2 rc
-  for path in "${part2[@]}"; do ignore+=("--ignore=$path"); done
+  local backend=$1 start=$SECONDS ignore=() paths=(${part2[$1]}) rc1 rc2 rc
+  for path in "${paths[@]}"; do ignore+=("--ignore=$path"); done
   KERAS_BACKEND=$backend python -m pytest -q -p no:cacheprovider tests "${ignore[@]}" "${@:2}" \
     >"$logs/$backend.1.log" 2>&1 &
   local first=$!
-  KERAS_BACKEND=$backend python -m pytest -q -p no:cacheprovider "${part2[@]}" "${@:2}" \
+  KERAS_BACKEND=$backend python -m pytest -q -p no:cacheprovider "${paths[@]}" "${@:2}" \
     >"$logs/$backend.2.log" 2>&1
   rc2=$?
   wait $first
@@ -58,7 +61,7 @@ run_split() {  # backend -> two pytest processes, then $logs/$backend.log and .r
   {
     echo "--- part 1 of 2: tests ${ignore[*]} (exit $rc1)"
     cat "$logs/$backend.1.log"
-    echo "--- part 2 of 2: ${part2[*]} (exit $rc2)"
+    echo "--- part 2 of 2: ${paths[*]} (exit $rc2)"
     cat "$logs/$backend.2.log"
     echo "=== KERAS_BACKEND=$backend took $((SECONDS - start)) s in two processes (exit $rc)"
   } >"$logs/$backend.log"
@@ -77,7 +80,7 @@ else
   echo "=== running ${backends[*]} at once (JOBS=1 runs them one after another)"
   declare -A pid
   for backend in "${backends[@]}"; do
-    if [ "$backend" = tensorflow ] && [ ${#part2[@]} -gt 0 ]; then
+    if [ -n "${part2[$backend]:-}" ]; then
       run_split "$backend" "$@" &
     else
       run_one "$backend" "$@" &
