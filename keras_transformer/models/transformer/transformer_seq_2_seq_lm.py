@@ -79,9 +79,10 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
     ``d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5)``, label-smoothed
     cross-entropy (0.1) over non-padding tokens, masked token accuracy.
 
-    ``from_preset`` accepts a keras-hub preset directory, a run directory of
-    ``keras-transformer train`` (``model.keras`` + ``vocab.spm`` +
-    ``config.json``, or a ``preset/`` inside it) or a name registered with
+    ``from_preset`` accepts a keras-hub preset directory (a run directory of
+    ``keras-transformer train`` is one), a run directory of earlier versions
+    (``model.keras`` + ``vocab.spm`` + ``config.json``, or a ``preset/``
+    inside it) or a name registered with
     `keras_transformer.register_trained_preset`. Architecture presets
     ("tiny", ..., "big") have no weights: use `TransformerBackbone.from_preset`.
 
