@@ -5,7 +5,8 @@
 #   JOBS=1                runs the backends one after another (default: all
 #                         at once; each run is a separate process with its own
 #                         Keras backend, so they share nothing but the CPUs).
-#   TENSORFLOW_PART2="tests/convert", JAX_PART2="tests/cli", TORCH_PART2=""
+#   TENSORFLOW_PART2="tests/convert", JAX_PART2="tests/cli tests/convert",
+#   TORCH_PART2=""
 #                         (the defaults) when the backends run at once: a
 #                         backend with a PART2 runs its suite in two pytest
 #                         processes, these paths in the second, the rest of
@@ -25,7 +26,7 @@ backends=(${BACKENDS:-tensorflow jax torch})
 jobs=${JOBS:-${#backends[@]}}
 declare -A part2=(
   [tensorflow]="${TENSORFLOW_PART2-tests/convert}"
-  [jax]="${JAX_PART2-tests/cli}"
+  [jax]="${JAX_PART2-tests/cli tests/convert}"
   [torch]="${TORCH_PART2-}"
 )
 logs=$(mktemp -d)
