@@ -85,17 +85,24 @@ def test_averaged_model_is_saved_and_loads(three_checkpoints, tmp_path):
         np.testing.assert_allclose(got, np.mean(want, axis=0), rtol=1e-5, atol=1e-6)
 
 
-def test_average_into_a_run_directory_copies_the_vocabulary(tmp_path):
-    """An output directory gets model.keras and the run's vocab.spm: it translates."""
+def _tiny_run(run):
+    """A run directory's vocab.spm and checkpoints/model_config.json for a
+    tiny model over it; returns the model."""
     from keras_transformer.data import SubwordTokenizer
 
-    run = tmp_path / "run"
     tokenizer = SubwordTokenizer.train(["a b c d e f g h"] * 20 + ["a c e g"] * 20, 20)
     tokenizer.save(str(run))
     model = Transformer(
         vocabulary_size=tokenizer.vocabulary_size, num_layers=1, d_model=16, num_heads=2, d_ff=32
     )
     save_architecture(model, run / "checkpoints")
+    return model
+
+
+def test_average_into_a_run_directory_copies_the_vocabulary(tmp_path):
+    """An output directory gets model.keras and the run's vocab.spm: it translates."""
+    run = tmp_path / "run"
+    model = _tiny_run(run)
     model.save_weights(str(run / "checkpoints" / "epoch_001.weights.h5"))
     model.save_weights(str(run / "checkpoints" / "epoch_002.weights.h5"))
     average_checkpoints(run / "checkpoints", output_path=str(tmp_path / "avg"))
@@ -108,19 +115,13 @@ def test_average_into_a_run_directory_replaces_its_preset_model(tmp_path):
     """A run directory is a keras-hub preset too: averaging into it
     replaces the model the loaders read (model.weights.h5), not only
     model.keras."""
-    from keras_transformer.data import SubwordTokenizer
     from keras_transformer.models.transformer.transformer_loader import find_trained_model
     from keras_transformer.models.transformer.transformer_preset_writer import (
         write_preset_files,
     )
 
     run = tmp_path / "run"
-    tokenizer = SubwordTokenizer.train(["a b c d e f g h"] * 20 + ["a c e g"] * 20, 20)
-    tokenizer.save(str(run))
-    model = Transformer(
-        vocabulary_size=tokenizer.vocabulary_size, num_layers=1, d_model=16, num_heads=2, d_ff=32
-    )
-    save_architecture(model, run / "checkpoints")
+    model = _tiny_run(run)
     write_preset_files(str(run), model, str(run / "vocab.spm"))
     for epoch in (1, 2):
         model.set_weights([w + epoch for w in model.get_weights()])
