@@ -17,6 +17,7 @@ from keras_transformer.decoding.options import SearchInputs, SearchRequest
 from keras_transformer.decoding.search_loop import (
     NEG_INF,
     CacheFunctions,
+    drops_finished_rows,
     length_penalty,
     staged_while_loop,
 )
@@ -159,6 +160,74 @@ def _merge_finished(state, top_log_probs, top_sequences, ends, penalty, k):
     }
 
 
+def _empty_outputs(batch, num_return, max_length):
+    """The returned hypotheses of every sentence, written as each sentence
+    leaves the batch (`_drop_finished_rows`)."""
+    return {
+        "output_sequences": ops.full((batch, num_return, max_length + 1), PAD_ID, "int32"),
+        "output_scores": ops.full((batch, num_return), float("-inf"), "float32"),
+    }
+
+
+def _write_outputs(state, slots, num_return):
+    """``state`` with the returned hypotheses of its batch rows ``slots``
+    written to their sentences' rows of the outputs."""
+    targets = ops.take(state["rows"], slots, axis=0)[:, None]
+    finished = ops.take(state["finished"][:, :num_return], slots, axis=0)
+    scores = ops.where(
+        finished, ops.take(state["finished_scores"][:, :num_return], slots, axis=0),
+        float("-inf"),
+    )
+    sequences = ops.take(state["finished_sequences"][:, :num_return], slots, axis=0)
+    return dict(
+        state,
+        output_sequences=ops.scatter_update(state["output_sequences"], targets, sequences),
+        output_scores=ops.scatter_update(state["output_scores"], targets, scores),
+    )
+
+
+# The state's entries with one row per sentence of the batch; the
+# hypotheses' leaves of the cache follow `CacheFunctions.reorder`.
+_SENTENCE_ROWS = (
+    "live_sequences", "live_log_probs", "finished_sequences", "finished_scores",
+    "finished", "row_max", "max_penalty", "prefix_ids", "prefix_lengths", "rows",
+)
+
+
+def _drop_finished_rows(state, cache, parent_beams, done, k, num_return, cache_functions):
+    """The next step's state without the sentences that are ``done``.
+
+    Their returned hypotheses are written out (`_write_outputs`); the other
+    rows, every per-sentence entry and the cache are gathered, the cache's
+    hypothesis leaves in the same gather as beam search's reordering, so
+    that a step where no sentence ended costs what it costs without this.
+    A finished sentence's hypotheses cannot change any more (`done_rows`'s
+    bound), so the outputs are those of decoding every row to the end.
+    """
+    def reorder(cache, parents, sentences):
+        # Each kept sentence's hypotheses, in the order of their parents.
+        flat = ops.reshape(parents + sentences[:, None] * k, (-1,))
+        return cache_functions.reorder(cache, flat)
+
+    def keep_all():
+        sentences = ops.arange(ops.shape(done)[0], dtype="int32")
+        return dict(state, cache=reorder(cache, parent_beams, sentences))
+
+    def drop():
+        (ended,) = ops.nonzero(done)
+        (kept,) = ops.nonzero(ops.logical_not(done))
+        new_state = _write_outputs(state, ended, num_return)
+        for name in _SENTENCE_ROWS:
+            if name in new_state:
+                new_state[name] = ops.take(new_state[name], kept, axis=0)
+        new_state["cache"] = reorder(
+            cache_functions.select(cache, kept), ops.take(parent_beams, kept, axis=0), kept
+        )
+        return new_state
+
+    return ops.cond(ops.any(done), drop, keep_all)
+
+
 def beam_search(
     tokens_to_logits,
     initial_cache,
@@ -252,8 +321,25 @@ def beam_search(
     if inputs.constraint_ids is not None:
         phrases = constraint_phrases(inputs.constraint_ids)
         state = dict(state, **initial_constraint_state(phrases, batch, k))
+    # Per-sentence values: captured by the loop, or, where finished
+    # sentences leave the batch, carried (and compacted) in its state.
+    rows = {"row_max": row_max, "max_penalty": max_penalty}
+    if prefix_ids is not None:
+        rows.update(prefix_ids=prefix_ids, prefix_lengths=prefix_lengths)
+    compact = phrases is None and drops_finished_rows(
+        batch, request.python_loop, cache_functions
+    )
+    if compact:
+        state = dict(
+            state, **rows, rows=ops.arange(batch, dtype="int32"),
+            **_empty_outputs(batch, num_return, max_length),
+        )
+
+    def per_sentence(state):
+        return {name: state[name] for name in rows} if compact else rows
 
     def done_rows(state):
+        current = per_sentence(state)
         # finished_scores are sorted, best first.
         nth_best = state["finished_scores"][:, num_return - 1]
         has_n = state["finished"][:, num_return - 1]
@@ -263,34 +349,42 @@ def beam_search(
         # the maximum keeps the bound right for an alpha that could not be
         # checked (a traced tensor).
         reachable_penalty = ops.maximum(
-            max_penalty, length_penalty(state["index"] + 1, alpha)
+            current["max_penalty"], length_penalty(state["index"] + 1, alpha)
         )
         best_reachable = (
             ops.max(state["live_log_probs"], axis=1) / reachable_penalty
         )
         bound_met = ops.logical_and(has_n, nth_best >= best_reachable)
-        return ops.logical_or(bound_met, state["index"] >= row_max)
+        return ops.logical_or(bound_met, state["index"] >= current["row_max"])
 
     def cond(state):
+        if compact:
+            # Finished sentences have left the batch.
+            return ops.logical_and(
+                state["index"] < max_length, ops.shape(state["rows"])[0] > 0
+            )
         return ops.logical_and(
             state["index"] < max_length, ops.logical_not(ops.all(done_rows(state)))
         )
 
     def body(state):
         index = state["index"]
+        current = per_sentence(state)
+        n = ops.shape(state["live_log_probs"])[0] if compact else batch
         live_sequences = state["live_sequences"]
         last = ops.reshape(ops.take(live_sequences, index, axis=2), (-1, 1))
         logits, cache = tokens_to_logits(last, state["cache"], index)
-        log_probs = ops.reshape(log_softmax_rows(logits, batch * k), (batch, k, -1))
+        log_probs = ops.reshape(log_softmax_rows(logits, n * k), (n, k, -1))
         vocabulary_size = ops.shape(log_probs)[-1]
         selectable = select_mask(
-            log_probs, index + 1, min_length, row_max, EOS_ID, (PAD_ID, BOS_ID)
+            log_probs, index + 1, min_length, current["row_max"], EOS_ID, (PAD_ID, BOS_ID)
         )
         if phrases is not None:
             # EOS only once every constraint is met.
             selectable = forbid_early_eos(selectable, state, phrases, EOS_ID)
         selectable = force_prefix(
-            selectable, log_probs, index, prefix_ids, prefix_lengths
+            selectable, log_probs, index, current.get("prefix_ids"),
+            current.get("prefix_lengths"),
         )
         # Candidate = live hypothesis + one token: (batch, k, vocab).
         candidates = state["live_log_probs"][:, :, None] + selectable
@@ -318,22 +412,29 @@ def beam_search(
             live, parent_beams, constraint_state = next_live_in_order(
                 top_log_probs, top_sequences, top_beams, ends, top_met, top_progress, k
             )
-        flat_parents = ops.reshape(
-            parent_beams + ops.arange(batch, dtype="int32")[:, None] * k, (-1,)
-        )
         finished = _merge_finished(
             state, top_log_probs, top_sequences, ends,
             length_penalty(index + 1, alpha), k,
         )
-        return {
-            "index": index + 1,
-            **live,
-            **finished,
-            **constraint_state,
-            "cache": reorder_cache(cache, flat_parents),
-        }
+        new_state = {"index": index + 1, **live, **finished, **constraint_state}
+        if compact:
+            new_state.update(
+                {name: state[name] for name in state if name not in new_state}
+            )
+            return _drop_finished_rows(
+                new_state, cache, parent_beams, done_rows(new_state), k, num_return,
+                cache_functions,
+            )
+        flat_parents = ops.reshape(
+            parent_beams + ops.arange(batch, dtype="int32")[:, None] * k, (-1,)
+        )
+        return dict(new_state, cache=reorder_cache(cache, flat_parents))
 
     state = staged_while_loop(cond, body, state, request.python_loop, cache_functions)
+    if compact:
+        # Sentences still in the batch when the buffer ran out.
+        state = _write_outputs(state, ops.arange(ops.shape(state["rows"])[0]), num_return)
+        return state["output_sequences"][:, :, 1:], state["output_scores"]
     finished = state["finished"][:, :num_return]
     scores = ops.where(
         finished, state["finished_scores"][:, :num_return], float("-inf")

@@ -42,6 +42,22 @@ def reorder_transformer_cache(cache, flat_indices):
     )
 
 
+def select_transformer_sentences(cache, sentence_indices):
+    """Keeps the per-sentence leaves (encoder-decoder keys/values, encoder
+    padding mask) of the batch rows ``sentence_indices``: a beam search
+    that drops finished sentences (`CacheFunctions.select`). An
+    `Ensemble`'s cache is a tuple of its models' caches: each is selected."""
+    if isinstance(cache, (tuple, list)):
+        return tuple(select_transformer_sentences(member, sentence_indices) for member in cache)
+    return dict(
+        cache,
+        cross_attention=tuple(
+            ops.take(x, sentence_indices, axis=0) for x in cache["cross_attention"]
+        ),
+        encoder_padding_mask=ops.take(cache["encoder_padding_mask"], sentence_indices, axis=0),
+    )
+
+
 def tile_transformer_cache(cache, beam_size):
     """Tiles only the per-hypothesis leaves for beam search: the encoder-decoder
     keys/values and the encoder padding mask stay one row per sentence,

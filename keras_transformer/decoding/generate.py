@@ -41,6 +41,8 @@ decoding interface (`Transformer.encode`, `build_cache`, `grow_cache`,
   the prefixes and the per-sentence maximum lengths are runtime values.
 """
 
+import contextlib
+
 import keras
 import numpy as np
 from keras import ops
@@ -50,10 +52,12 @@ from keras_transformer.decoding.cache import (
     cached_tokens_to_logits,
     reorder_transformer_cache,
     reorder_uncached_cache,
+    select_transformer_sentences,
     tile_transformer_cache,
     uncached_initial_cache,
     uncached_tokens_to_logits,
 )
+from keras_transformer.decoding.ensemble import members
 from keras_transformer.decoding.options import SearchInputs, SearchRequest, StaticDecode
 from keras_transformer.decoding.sampling import sample_tokens
 from keras_transformer.decoding.search import (
@@ -65,6 +69,7 @@ from keras_transformer.decoding.search import (
     traced_step,
 )
 from keras_transformer.decoding.sources import prepare_sources
+from keras_transformer.utils.private_apis import variables_read_as_cast
 from keras_transformer.utils.validation import check_choice, check_int
 
 if keras.config.backend() == "tensorflow":
@@ -116,6 +121,23 @@ def generate(model, encoder_token_ids, max_length, request=None, inputs=None):
     """
     request = SearchRequest() if request is None else request
     inputs = SearchInputs() if inputs is None else inputs
+    with _weights_cast_once(model):
+        return _generate(model, encoder_token_ids, max_length, request, inputs)
+
+
+def _weights_cast_once(model):
+    """In a TensorFlow graph, the weights that a mixed-precision model reads
+    cast (a float32 kernel of a ``mixed_bfloat16`` layer) are cast once per
+    search instead of at every step (`variables_read_as_cast`): a graph
+    without XLA repeats every op of the loop's body, casts included. XLA
+    and JAX move such loop-invariant casts out of the loop themselves."""
+    if keras.config.backend() != "tensorflow":
+        return contextlib.nullcontext()
+    return variables_read_as_cast([member for member, _ in members(model)])
+
+
+def _generate(model, encoder_token_ids, max_length, request, inputs):
+    """`generate`'s search, with ``request`` and ``inputs`` given."""
     kind = request.kind
     batch = ops.shape(encoder_token_ids)[0]
     choose_token = None
@@ -183,7 +205,8 @@ def _decoder(model, encoder_token_ids, max_length, request):
         stages = cache_lengths(max_length, request.cache_growth)
         length, grow = stages[0], model.grow_cache
     cache_functions = CacheFunctions(
-        reorder=reorder_transformer_cache, tile=tile_transformer_cache, grow=grow, stages=stages
+        reorder=reorder_transformer_cache, tile=tile_transformer_cache, grow=grow, stages=stages,
+        select=select_transformer_sentences,
     )
     return (
         traced_step(cached_tokens_to_logits(model)),

@@ -6,6 +6,7 @@ from typing import Any, NamedTuple
 import keras
 from keras import ops
 
+from keras_transformer.layers.buffer_writes import write_along
 from keras_transformer.layers.masks import causal_mask, merge_attention_masks
 
 PROJECTION_LAYOUTS = ("head_major", "qkv_major")
@@ -274,9 +275,8 @@ class MultiHeadAttention(keras.layers.Layer):
                         "A self-attention cache needs `cache_index`, the "
                         "position of the first query token."
                     )
-                start = [0, 0, 0, cache_index, 0]
                 new = _head_major(ops.stack([k, v], axis=1))
-                cache = ops.slice_update(cache, start, ops.cast(new, cache.dtype))
+                cache = write_along(cache, ops.cast(new, cache.dtype), cache_index, axis=3)
                 k, v = cache[:, 0], cache[:, 1]
                 causal_offset = cache_index
                 # Keys past the current position are zeros not yet written;

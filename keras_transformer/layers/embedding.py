@@ -106,6 +106,20 @@ class TokenEmbedding(keras.layers.Layer):
             )
         self.built = True
 
+    def cast_reads(self):
+        """``[(variable, dtype)]``: the variables that `call` only ever uses
+        cast to ``dtype`` (read once per search by a decoding loop, see
+        `keras_transformer.utils.private_apis.variables_read_as_cast`): the
+        output bias, and the embeddings when the logits' dtype is the
+        compute dtype (the lookup casts its rows to it too)."""
+        dtype = self._logits_dtype()
+        reads = []
+        if dtype == self.compute_dtype:
+            reads.append((self.embeddings, dtype))
+        if self.output_bias:
+            reads.append((self.bias, dtype))
+        return [(variable, dtype) for variable, dtype in reads if variable.dtype != dtype]
+
     def call(self, inputs, reverse=False):
         if reverse:
             dtype = self._logits_dtype()

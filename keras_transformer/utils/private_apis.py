@@ -58,6 +58,57 @@ def flatten_layers(layer, include_self=True):
     return list(layer._flatten_layers(include_self=include_self))
 
 
+def _own_variables(layer):
+    """The variables that ``layer`` itself creates (not its sublayers')."""
+    return list(layer._trainable_variables) + list(layer._non_trainable_variables)
+
+
+@contextlib.contextmanager
+def variables_read_as_cast(models):
+    """Within the block, each variable of ``models`` that its layer reads
+    cast to another dtype (a float32 kernel of a ``mixed_bfloat16`` layer)
+    reads as one tensor cast once, on entry, to that dtype.
+
+    A decoding loop reads every weight at every step; under a mixed policy
+    each read is a cast of the whole kernel (in a TensorFlow graph one Cast
+    op per kernel per step: about 5 M values a step for the `small`
+    preset). The values are those of the per-read cast (the same rounding),
+    so the outputs are unchanged. A variable reads as what its own layer's
+    autocast scope makes of it: Keras' `Layer.__call__` enters
+    ``AutocastScope(compute_dtype)`` for a layer whose compute and variable
+    dtypes differ.
+
+    Private: Keras' public `StatelessScope` converts each mapped value to
+    its variable's own dtype, so the cast value is put into the scope's
+    ``state_mapping`` directly (Keras' `Variable.value` returns a scope's
+    value through its autocast, which leaves a value of the scope's dtype
+    as it is). Nothing is assigned inside a decode; an assignment inside
+    the block would go to the scope, not to the variable.
+    """
+    casts = {}
+    layers = [layer for model in models for layer in flatten_layers(model)]
+    for layer in layers:
+        reads = list(getattr(layer, "cast_reads", list)())
+        dtype = layer.compute_dtype
+        if layer.autocast and dtype != layer.variable_dtype and keras.backend.is_float_dtype(dtype):
+            reads += [
+                (variable, dtype) for variable in _own_variables(layer)
+                if variable._autocast and keras.backend.is_float_dtype(variable.dtype)
+                and variable.dtype != dtype
+            ]
+        # `cast_reads`: variables read without autocast that the layer casts
+        # itself (the tied embeddings of the output projection).
+        for variable, dtype in reads:
+            casts[id(variable)] = keras.ops.cast(variable.value, dtype)
+    if not casts:
+        yield
+        return
+    scope = keras.StatelessScope()
+    scope.state_mapping.update(casts)
+    with scope:
+        yield
+
+
 def schedule_at_update_count(optimizer):
     """Makes ``optimizer`` evaluate its `LearningRateSchedule` at its update
     count (``optimizer.iterations``) instead of its batch count.

@@ -1,5 +1,6 @@
 """Tests for keras_transformer.decoding: greedy/beam search and cached decoding."""
 
+import contextlib
 import itertools
 
 import keras
@@ -559,6 +560,85 @@ def test_a_tensorflow_graph_grows_the_cache_inside_one_loop(model, sources, cach
     assert _while_loops(generator._compiled(static)) == 1
     xla = Generator(model, cache_growth=4, jit_compile=True)
     assert _while_loops(xla._compiled(static)) == 3
+
+
+@pytest.mark.skipif(
+    keras.config.backend() != "tensorflow", reason="TensorFlow graphs"
+)
+def test_a_tensorflow_graph_drops_finished_sentences(model, sources, monkeypatch):
+    # The batch dimension is dynamic in the graph: a sentence whose best
+    # hypotheses cannot change any more leaves the batch (fewer rows
+    # decoded), with the outputs of decoding every row to the end (XLA,
+    # whose loops keep their shapes, keeps every row).
+    import tensorflow as tf
+
+    rows = tf.Variable(0, dtype=tf.int32)
+    decode_step = model.decode_step
+
+    def counting_step(token_ids, cache, index):
+        rows.assign_add(tf.shape(token_ids)[0])
+        return decode_step(token_ids, cache, index)
+
+    monkeypatch.setattr(model, "decode_step", counting_step)
+    results = {}
+    for jit_compile in (False, True):
+        rows.assign(0)
+        generator = Generator(model, jit_compile=jit_compile)
+        results[jit_compile] = _decode(generator, sources, beam_size=4, alpha=0.6, num_return=3)
+        results[jit_compile, "rows"] = int(rows.numpy())
+    np.testing.assert_array_equal(results[False][0], results[True][0])
+    np.testing.assert_allclose(results[False][1], results[True][1], rtol=1e-5, atol=1e-6)
+    # Limits 16, 5, 11 and 16: the rows of the short sentences leave early.
+    assert results[False, "rows"] < 0.9 * results[True, "rows"], results
+
+
+@pytest.mark.skipif(
+    keras.config.backend() != "tensorflow", reason="TensorFlow graphs"
+)
+def test_a_tensorflow_graph_casts_the_weights_once_per_search(sources, monkeypatch):
+    # A mixed_bfloat16 model reads its float32 kernels cast to bfloat16: in a
+    # graph without XLA the loop's body would read and cast every kernel at
+    # every step; they are cast once, before the loop, to the same values.
+    import importlib
+
+    from keras_transformer.decoding.generate import StaticDecode, tf_decode_signature
+
+    generate_module = importlib.import_module("keras_transformer.decoding.generate")
+
+    keras.utils.set_random_seed(5)
+    variant = Transformer(
+        vocabulary_size=64, num_layers=2, d_model=32, num_heads=4, d_ff=64,
+        dropout_rate=0.0, dtype="mixed_bfloat16",
+    )
+    static = StaticDecode.from_options(
+        DecodeOptions(max_extra_length=MAX_LENGTH, beam_size=4), cache_growth=16
+    )
+
+    def variable_casts_in_loop(generator):
+        # Cast ops of a variable's value inside the loop's body.
+        graph = generator._compiled(static).get_concrete_function(
+            *tf_decode_signature()).graph.as_graph_def()
+        count = 0
+        for function in graph.library.function:
+            if "body" not in function.signature.name:
+                continue
+            reads = {node.name for node in function.node_def if node.op == "ReadVariableOp"}
+            count += sum(
+                node.op == "Cast" and node.input[0].split(":")[0] in reads
+                for node in function.node_def
+            )
+        return count
+
+    generator = Generator(variant)
+    once = _decode(generator, sources, beam_size=4, alpha=0.6)
+    assert variable_casts_in_loop(generator) == 0
+    monkeypatch.setattr(
+        generate_module, "_weights_cast_once", lambda model: contextlib.nullcontext()
+    )
+    every_step = Generator(variant)
+    np.testing.assert_array_equal(once[0], _decode(every_step, sources, beam_size=4, alpha=0.6)[0])
+    np.testing.assert_array_equal(once[1], _decode(every_step, sources, beam_size=4, alpha=0.6)[1])
+    assert variable_casts_in_loop(every_step) > 0
 
 
 def test_cache_growth_is_checked():

@@ -174,16 +174,26 @@ def test_translator_returns_what_the_saved_model_served():
     assert_same(outputs, expectations.load("single"))
 
 
-def _while_loops(version_dir):
-    """The while loops in a SavedModel's graphs (its functions included)."""
+def _graph_nodes(version_dir):
+    """Every node of a SavedModel's graphs (its functions included)."""
     from tensorflow.core.protobuf import saved_model_pb2
 
     saved_model = saved_model_pb2.SavedModel()
     with open(os.path.join(version_dir, "saved_model.pb"), "rb") as f:
         saved_model.ParseFromString(f.read())
     graph = saved_model.meta_graphs[0].graph_def
-    nodes = list(graph.node) + [node for f in graph.library.function for node in f.node_def]
-    return sum(node.op in ("While", "StatelessWhile") for node in nodes)
+    return list(graph.node) + [node for f in graph.library.function for node in f.node_def]
+
+
+def _while_loops(version_dir):
+    """The while loops in a SavedModel's graphs (its functions included)."""
+    return sum(node.op in ("While", "StatelessWhile") for node in _graph_nodes(version_dir))
+
+
+def _xla_ops(version_dir):
+    """The op types of XLA's own (``Xla*``) in a SavedModel's graphs: a
+    graph without XLA runs them by compiling each with XLA, per shape."""
+    return sorted({node.op for node in _graph_nodes(version_dir) if node.op.startswith("Xla")})
 
 
 def test_export_serves_like_the_translator(tmp_path):
@@ -205,6 +215,8 @@ def test_export_serves_like_the_translator(tmp_path):
     # translate_constrained and translate_sample have their own; the
     # key/value cache grows inside each loop.
     assert _while_loops(version_dir) == 4
+    # Stock TF Serving ops only: no op that needs XLA's compiler.
+    assert _xla_ops(version_dir) == []
 
     cases_path = tmp_path / "cases.json"
     cases_path.write_text(json.dumps(dict(CASES, _score=SCORE_PAIRS, _prefix=PREFIX_CASES)))

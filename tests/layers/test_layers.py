@@ -241,6 +241,43 @@ def test_shared_cross_attention_cache_serves_every_beam(steps):
     np.testing.assert_allclose(to_numpy(shared), to_numpy(direct), atol=1e-5)
 
 
+@pytest.mark.parametrize("steps", [1, 3])
+def test_write_along_equals_slice_update(steps):
+    # A cache write: numpy's slice assignment, for one position and for
+    # several (a forced prefix); under TensorFlow also inside a graph whose
+    # shapes are unknown (the SavedModel's), where it is a select.
+    from keras_transformer.layers.buffer_writes import write_along
+
+    rng = np.random.default_rng(0)
+    buffer = rng.normal(size=(2, 2, 3, 8, 4)).astype("float32")
+    update = rng.normal(size=(2, 2, 3, steps, 4)).astype("float32")
+    for index in (0, 2, 8 - steps):
+        expected = buffer.copy()
+        expected[:, :, :, index:index + steps] = update
+        np.testing.assert_array_equal(
+            to_numpy(write_along(ops.convert_to_tensor(buffer), ops.convert_to_tensor(update),
+                                 index, axis=3)),
+            expected,
+        )
+        mask = np.ones((2, 8), bool)
+        written = to_numpy(write_along(ops.convert_to_tensor(mask),
+                                       ops.zeros((2, steps), "bool"), index, axis=1))
+        assert (~written).sum() == 2 * steps and not written[:, index:index + steps].any()
+    if keras.config.backend() == "tensorflow":
+        import tensorflow as tf
+
+        graph_write = tf.function(
+            lambda b, u, i: write_along(b, u, i, axis=3),
+            input_signature=[tf.TensorSpec([None] * 5), tf.TensorSpec([None] * 5),
+                             tf.TensorSpec([], tf.int32)],
+        )
+        expected = buffer.copy()
+        expected[:, :, :, 1:1 + steps] = update
+        np.testing.assert_array_equal(graph_write(buffer, update, 1).numpy(), expected)
+        ops_used = {op.type for op in graph_write.get_concrete_function().graph.get_operations()}
+        assert not any(op.startswith("Xla") for op in ops_used), ops_used
+
+
 def test_self_attention_cache_needs_index():
     attention = layers.MultiHeadAttention(d_model=D, num_heads=H)
     with pytest.raises(ValueError, match="cache_index"):

@@ -14,6 +14,7 @@ layers and building blocks (``_encode``, ``_decode``, ``_embed_target``).
 
 from keras import ops
 
+from keras_transformer.layers.buffer_writes import write_along
 from keras_transformer.layers.masks import padding_mask_from_ids
 
 
@@ -100,10 +101,11 @@ class TransformerDecoding:
             vocabulary_size)`` and the updated cache.
         """
         decoder_token_ids = ops.convert_to_tensor(decoder_token_ids, "int32")
-        decoder_padding_mask = ops.slice_update(
+        decoder_padding_mask = write_along(
             cache["decoder_padding_mask"],
-            [0, cache_index],
             padding_mask_from_ids(decoder_token_ids),
+            cache_index,
+            axis=1,
         )
         x = self._embed_target(decoder_token_ids, start_index=cache_index)
         new_self_caches = []

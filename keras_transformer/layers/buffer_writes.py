@@ -1,0 +1,52 @@
+"""Writing a decoding step's values into a fixed-size buffer."""
+
+import keras
+from keras import ops
+
+
+def write_along(buffer, update, index, axis):
+    """``buffer`` with ``update`` written at positions ``index ...`` of ``axis``.
+
+    ``ops.slice_update(buffer, start, update)`` with ``start`` zero but for
+    ``index`` on ``axis``: ``update`` has the buffer's shape except on that
+    axis. The key/value caches and the decoder padding mask of incremental
+    decoding are written this way at every step.
+
+    Under the TensorFlow backend the write is a select over the buffer
+    instead: TensorFlow's ``slice_update`` is XLA's ``DynamicUpdateSlice``
+    op, which a graph without XLA (the SavedModel, the TensorFlow
+    `Generator`) runs by compiling it with XLA on demand, once per input
+    shape, on the decoding thread. A search whose batch and cache lengths
+    change (finished sentences leave the batch, the cache grows) paid that
+    compilation at most steps: milliseconds per write, a quarter of a
+    decoding step (`benchmarks/saved_model_profile.py`). The select reads
+    and writes the buffer once, as the copy inside ``DynamicUpdateSlice``
+    does, and keeps XLA's ops out of the exported graph. JAX and torch
+    keep ``slice_update`` (an in-place update under XLA).
+
+    Args:
+        buffer: tensor.
+        update: tensor of ``buffer``'s rank and dtype; its ``axis``
+            dimension (``steps``) fits from ``index``.
+        index: int scalar (tensor or Python int).
+        axis: int, a non-negative axis.
+    """
+    rank = len(buffer.shape)
+    if keras.config.backend() != "tensorflow":
+        start = [0] * rank
+        start[axis] = index
+        return ops.slice_update(buffer, start, update)
+    length = ops.shape(buffer)[axis]
+    steps = ops.shape(update)[axis]
+    positions = ops.arange(length, dtype="int32")
+    index = ops.cast(index, "int32")
+    written = ops.logical_and(positions >= index, positions < index + steps)
+    shape = [1] * rank
+    shape[axis] = -1
+    if not (isinstance(steps, int) and steps == 1):
+        # Several positions at once (a forced prefix): the update moved to
+        # its place on the buffer's length. One position broadcasts.
+        pad_width = [[0, 0]] * rank
+        pad_width[axis] = [index, length - index - steps]
+        update = ops.pad(update, pad_width)
+    return ops.where(ops.reshape(written, shape), update, buffer)
