@@ -194,6 +194,14 @@ _SENTENCE_ROWS = (
 )
 
 
+def _reorder_hypotheses(cache_functions, cache, parent_beams, sentences, k):
+    """The cache's hypothesis rows of the batch rows ``sentences``, each
+    sentence's ``k`` in the order of their parents ``parent_beams``
+    (``(len(sentences), k)``): beam search's reordering after a step."""
+    flat = ops.reshape(parent_beams + sentences[:, None] * k, (-1,))
+    return cache_functions.reorder(cache, flat)
+
+
 def _drop_finished_rows(state, cache, parent_beams, done, k, num_return, cache_functions):
     """The next step's state without the sentences that are ``done``.
 
@@ -204,14 +212,11 @@ def _drop_finished_rows(state, cache, parent_beams, done, k, num_return, cache_f
     A finished sentence's hypotheses cannot change any more (`done_rows`'s
     bound), so the outputs are those of decoding every row to the end.
     """
-    def reorder(cache, parents, sentences):
-        # Each kept sentence's hypotheses, in the order of their parents.
-        flat = ops.reshape(parents + sentences[:, None] * k, (-1,))
-        return cache_functions.reorder(cache, flat)
-
     def keep_all():
         sentences = ops.arange(ops.shape(done)[0], dtype="int32")
-        return dict(state, cache=reorder(cache, parent_beams, sentences))
+        return dict(
+            state, cache=_reorder_hypotheses(cache_functions, cache, parent_beams, sentences, k)
+        )
 
     def drop():
         (ended,) = ops.nonzero(done)
@@ -220,8 +225,9 @@ def _drop_finished_rows(state, cache, parent_beams, done, k, num_return, cache_f
         for name in _SENTENCE_ROWS:
             if name in new_state:
                 new_state[name] = ops.take(new_state[name], kept, axis=0)
-        new_state["cache"] = reorder(
-            cache_functions.select(cache, kept), ops.take(parent_beams, kept, axis=0), kept
+        new_state["cache"] = _reorder_hypotheses(
+            cache_functions, cache_functions.select(cache, kept),
+            ops.take(parent_beams, kept, axis=0), kept, k,
         )
         return new_state
 
@@ -313,7 +319,7 @@ def beam_search(
     prefix_ids, prefix_lengths = prefix_arguments(
         inputs.prefix_ids, inputs.prefix_lengths, batch
     )
-    min_length, reorder_cache = inputs.min_length, cache_functions.reorder
+    min_length = inputs.min_length
     max_penalty = length_penalty(row_max, alpha)  # (batch,)
     positions = ops.arange(max_length + 1, dtype="int32")
     state = _initial_beam_state(cache_functions.tile(initial_cache, k), batch, k, max_length)
@@ -425,10 +431,11 @@ def beam_search(
                 new_state, cache, parent_beams, done_rows(new_state), k, num_return,
                 cache_functions,
             )
-        flat_parents = ops.reshape(
-            parent_beams + ops.arange(batch, dtype="int32")[:, None] * k, (-1,)
+        sentences = ops.arange(batch, dtype="int32")
+        return dict(
+            new_state,
+            cache=_reorder_hypotheses(cache_functions, cache, parent_beams, sentences, k),
         )
-        return dict(new_state, cache=reorder_cache(cache, flat_parents))
 
     state = staged_while_loop(cond, body, state, request.python_loop, cache_functions)
     if compact:

@@ -156,9 +156,9 @@ def drops_finished_rows(batch, python_loop, cache_functions):
     """Whether a search drops its finished sentences from the batch.
 
     A batch row whose search is over (its best hypotheses can no longer
-    change) costs a full decoding step until the last row ends: on a
-    request of sentences of mixed lengths, about half of the rows' steps
-    (Multi30k, requests of 32 in file order). CTranslate2 removes finished
+    change) costs a full decoding step until the last row ends, many of
+    them on a request of sentences of mixed lengths (the serving benchmark,
+    `benchmarks/serving_speed.py`). CTranslate2 removes finished
     sentences; so do the searches here where shapes may change from step
     to step: a TensorFlow graph whose batch dimension is dynamic (the
     SavedModel, the TensorFlow `Generator` without XLA). Compiled loops

@@ -1,6 +1,7 @@
 """Tests for keras_transformer.decoding: greedy/beam search and cached decoding."""
 
 import contextlib
+import importlib
 import itertools
 
 import keras
@@ -599,10 +600,9 @@ def test_a_tensorflow_graph_casts_the_weights_once_per_search(sources, monkeypat
     # A mixed_bfloat16 model reads its float32 kernels cast to bfloat16: in a
     # graph without XLA the loop's body would read and cast every kernel at
     # every step; they are cast once, before the loop, to the same values.
-    import importlib
-
     from keras_transformer.decoding.generate import StaticDecode, tf_decode_signature
 
+    # The module (the package's `decoding.generate` name is the function).
     generate_module = importlib.import_module("keras_transformer.decoding.generate")
 
     keras.utils.set_random_seed(5)

@@ -7,6 +7,7 @@ from keras import ops
 
 from conftest import to_numpy
 from keras_transformer import layers
+from keras_transformer.layers.buffer_writes import write_along
 from layer_checks import run_layer_checks
 
 B, T, S, D, H = 2, 5, 7, 32, 4
@@ -246,8 +247,6 @@ def test_write_along_equals_slice_update(steps):
     # A cache write: numpy's slice assignment, for one position and for
     # several (a forced prefix); under TensorFlow also inside a graph whose
     # shapes are unknown (the SavedModel's), where it is a select.
-    from keras_transformer.layers.buffer_writes import write_along
-
     rng = np.random.default_rng(0)
     buffer = rng.normal(size=(2, 2, 3, 8, 4)).astype("float32")
     update = rng.normal(size=(2, 2, 3, steps, 4)).astype("float32")
