@@ -50,6 +50,12 @@ DESCRIPTIONS = {
         "one sample per sentence, those of `translate(..., sampling=True, seed=seed)`; "
         "temperature, top-k, top-p fixed at export",
     ),
+    "translate_options": (
+        "`translations`, `scores`",
+        "`translate(..., alpha=, min_length=, repetition_penalty=)`: the beam search with "
+        "the request's runtime options (scalars, one value per request; out of range fails "
+        "with `INVALID_ARGUMENT`); the others fixed at export",
+    ),
     "score": (
         "`scores` float32 `[None]`",
         "`Translator.score`: total log-probability of each target, EOS included, no length "

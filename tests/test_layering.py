@@ -27,7 +27,7 @@ PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 # samplers sit below its models; the objectives (loss, metric, schedule) sit
 # below the models because the keras-hub task compiles with them.
 LAYER_ORDER = (
-    ("special_tokens", "utils", "version"),
+    ("special_tokens", "utils", "version", "options"),
     ("layers",),
     ("objectives",),
     ("decoding",),

@@ -69,13 +69,6 @@ ALLOWED = {
         "tokenizer, splits, datasets) and how it runs (resume, callbacks, "
         "verbosity, processes)"
     ),
-    "keras_transformer/export/saved_model.py:export_saved_model": (
-        "one parameter per `keras-transformer export` flag"
-    ),
-    "keras_transformer/export/saved_model.py:_export_here": (
-        "export_saved_model's arguments, received as one JSON list by the "
-        "TensorFlow child process"
-    ),
 }
 
 

@@ -7,7 +7,6 @@ and the flags of the commands that load a model in
 `keras_transformer.cli.model_flags`; `_COMMANDS` names them all.
 """
 
-import argparse
 import os
 
 import keras
@@ -15,7 +14,6 @@ import keras
 from keras_transformer.cli.model_flags import (
     _check_model_dir,
     _check_output_file,
-    _decode_options,
     _decoding_kwargs,
     _load_translator,
     _model_dirs,
@@ -154,36 +152,30 @@ def _run_export(args):
         return 0
 
     kwargs = _decoding_kwargs(args, run_config)
+    kwargs.pop("batch_size", None)
     # --temperature/--top-k/--top-p set the translate_sample signature's
     # filters; its seed comes with each request.
-    sampling = {
-        key: getattr(args, key)
-        for key in ("temperature", "top_k", "top_p")
-        if getattr(args, key, None) is not None
-    }
-    search_args = argparse.Namespace(**{**vars(args), **{key: None for key in sampling}})
-    # Validated (names the flag) before the export starts.
-    _decode_options(search_args, run_config).replace(max_source_length=args.max_source_length)
+    sampling = {key: kwargs.pop(key) for key in _SAMPLING_FLAGS if key in kwargs}
+    # Validated (names the option) before the export starts.
+    options = DecodeOptions(**kwargs)
     if sampling:
-
         DecodeOptions(beam_size=1, sampling=True, **sampling)
         kwargs["sampling"] = sampling
     if args.n_best is not None:
+        options.replace(num_return=args.n_best)
         kwargs["n_best"] = args.n_best
-    if args.quantize is not None:
-        kwargs["quantize"] = args.quantize
-    if args.weights is not None:
-        kwargs["weights"] = args.weights
+    for key in ("quantize", "weights"):
+        if getattr(args, key) is not None:
+            kwargs[key] = getattr(args, key)
     version_dir = export_saved_model(
-        model_dir,
-        args.export_dir,
-        version=args.version,
-        max_source_length=args.max_source_length,
-        warmup=args.warmup,
-        **kwargs,
+        model_dir, args.export_dir, version=args.version, warmup=args.warmup, **kwargs
     )
     print(f"Exported {' + '.join(args.model_dir)} -> {version_dir}")
     return 0
+
+
+# The export flags that set the translate_sample signature's filters.
+_SAMPLING_FLAGS = ("temperature", "top_k", "top_p")
 
 
 def _run_preprocess(args):

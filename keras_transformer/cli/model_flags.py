@@ -6,6 +6,7 @@ checked before any work, the run's saved settings, the decoding flags as
 
 import os
 
+from keras_transformer import options as decode_options
 from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.models.transformer.transformer_loader import (
     locate_trained_model,
@@ -73,24 +74,28 @@ def _check_output_file(path, flag="--output"):
 
 
 def _decoding_kwargs(args, run_config):
+    """The decoding options the flags set, else the run's (a run's
+    `TrainConfig`, or a preset's saved settings) for the options a run
+    keeps (`keras_transformer.options.RUN_DEFAULTS`); plus ``batch_size``.
+    Options nobody set are left out (their `DecodeOptions` defaults)."""
     kwargs = {}
     saved = {}
     if run_config is None and getattr(args, "model_dir", None):
         saved = _preset_decoding_settings(args.model_dir[0])
-    for key in ("beam_size", "alpha", "max_extra_length"):
-        value = getattr(args, key)
-        if value is None and run_config is not None:
-            value = getattr(run_config, key)
-        if value is None:
-            value = saved.get(key)
+    for option in decode_options.OPTIONS:
+        value = getattr(args, option.name, None)
+        if value is False and option.type is bool:
+            value = None  # an unset store_true flag
+        if value is None and option.run_default:
+            if run_config is not None:
+                value = getattr(run_config, option.name)
+            else:
+                value = saved.get(option.name)
         if value is not None:
-            kwargs[key] = value
+            kwargs[option.name] = value
     if getattr(args, "batch_size", None) is not None:
         kwargs["batch_size"] = args.batch_size
     return kwargs
-
-
-_SEARCH_FLAGS = ("min_length", "sampling", "temperature", "top_k", "top_p", "seed")
 
 
 def _decode_options(args, run_config):
@@ -99,10 +104,6 @@ def _decode_options(args, run_config):
 
     values = _decoding_kwargs(args, run_config)
     values.pop("batch_size", None)
-    for key in _SEARCH_FLAGS:
-        value = getattr(args, key, None)
-        if value is not None and value is not False:
-            values[key] = value
     if getattr(args, "sampling", False) and getattr(args, "beam_size", None) is None:
         values["beam_size"] = 1  # the run's beam size is for search
     n_best = getattr(args, "n_best", None)

@@ -14,6 +14,9 @@ import math
 import textwrap
 import typing
 
+from keras_transformer import options as decode_options
+from keras_transformer.cli.option_flags import decoding_flags, option_type
+from keras_transformer.cli.option_flags import flag as _flag
 from keras_transformer.training.config import TrainConfig, parse_value
 
 BACKENDS = ("tensorflow", "jax", "torch")
@@ -69,11 +72,6 @@ def _positive_float(text):
     return value
 
 
-def _flag(*names, **options):
-    """One ``add_argument`` call, as data: ``(names, options)``."""
-    return names, options
-
-
 # Flags several subcommands share.
 MODEL_DIR = _flag(
     "--model-dir", required=True, action="extend", nargs="+", metavar="DIR",
@@ -87,33 +85,11 @@ WEIGHTS = _flag(
     "--weights", type=_positive_float, nargs="+", metavar="W",
     help="an ensemble's weights, one per --model-dir, normalized (default: equal)",
 )
-BEAM_SIZE = _flag(
-    "--beam-size", type=_positive_int, metavar="N",
-    help="beam size (default: the run's, else 4)",
-)
-ALPHA = _flag(
-    "--alpha", type=_non_negative_float, metavar="X",
-    help="length penalty (default: the run's, else 0.6)",
-)
-MAX_EXTRA_LENGTH = _flag(
-    "--max-extra-length", type=_positive_int, metavar="N",
-    help="output length limit = source length + N (default: the run's, else 50)",
-)
 BATCH_SIZE = _flag(
     "--batch-size", type=_positive_int, metavar="N", help="sentences per batch (default: 32)"
 )
-DECODING = (BEAM_SIZE, ALPHA, MAX_EXTRA_LENGTH, BATCH_SIZE)
-SEARCH = (
-    _flag("--min-length", type=int, metavar="N",
-          help="EOS is forbidden before N output tokens (default: 0)"),
-    _flag("--sampling", action="store_true",
-          help="draw tokens from the model's distribution (needs --beam-size 1)"),
-    _flag("--temperature", type=float, metavar="X", help="sampling temperature > 0"),
-    _flag("--top-k", type=int, metavar="K", help="sample among the K most probable tokens"),
-    _flag("--top-p", type=float, metavar="P",
-          help="sample from the smallest set of tokens with probability >= P (nucleus)"),
-    _flag("--seed", type=int, metavar="N", help="sampling seed (same seed, same samples)"),
-)
+
+
 QUANTIZE = _flag(
     "--quantize", choices=("int8",),
     help="quantize the model's kernels to int8 (Keras' Model.quantize)",
@@ -126,8 +102,9 @@ TARGET_LANGUAGE = _flag(
     "vocabulary's language tags), refused by one of a single target language",
 )
 MAX_SOURCE_LENGTH = _flag(
-    "--max-source-length", type=_positive_int, default=256, metavar="N",
-    help="longest source in tokens, EOS included (default: 256)",
+    "--max-source-length", type=option_type(decode_options.BY_NAME["max_source_length"]),
+    default=decode_options.DEFAULTS["max_source_length"], metavar="N",
+    help=decode_options.flag_help(decode_options.BY_NAME["max_source_length"], from_run=False),
 )
 
 
@@ -152,8 +129,8 @@ def _translate_flags():
         _flag("--input", default="-", metavar="FILE",
               help="input file (plain or gzip); '-' is stdin"),
         OUTPUT,
-        *DECODING,
-        *SEARCH,
+        *decoding_flags("translate"),
+        BATCH_SIZE,
         _flag("--n-best", type=_positive_int, metavar="K",
               help="print the K best hypotheses (K samples with --sampling) as "
               "fairseq-like 'H-<line>\\t<score>\\t<text>' lines (at most the beam size)"),
@@ -184,7 +161,8 @@ def _evaluate_flags():
         _flag("--output", metavar="FILE", help="also write the translations here"),
         _flag("--max-sentences", type=_positive_int, metavar="N",
               help="score only the first N sentences"),
-        *DECODING,
+        *decoding_flags("evaluate"),
+        BATCH_SIZE,
         TARGET_LANGUAGE,
         QUANTIZE,
     )
@@ -228,19 +206,13 @@ def _convert_flags():
 
 
 def _export_flags():
-    sampling = (
-        ("--temperature", float, "X", "temperature > 0"),
-        ("--top-k", int, "K", "sampling among the K most probable tokens"),
-        ("--top-p", float, "P", "nucleus sampling: the smallest set with probability >= P"),
-    )
     return (
         MODEL_DIR,
         WEIGHTS,
         _flag("--export-dir", required=True, metavar="DIR",
               help="base directory; the SavedModel goes to DIR/VERSION"),
         _flag("--version", type=_positive_int, default=1, metavar="N", help="default: 1"),
-        _flag("--max-source-length", type=_positive_int, default=256, metavar="N",
-              help="longest source in tokens (default: 256)"),
+        MAX_SOURCE_LENGTH,
         _flag("--no-warmup", dest="warmup", action="store_false",
               help="do not write TF Serving warmup requests"),
         _flag("--format", choices=("saved_model", "ctranslate2"), default="saved_model",
@@ -249,12 +221,10 @@ def _export_flags():
         _flag("--n-best", type=_positive_int, metavar="K",
               help="hypotheses per sentence of the SavedModel's translate_nbest "
               "signature (default: the beam size)"),
-        BEAM_SIZE, ALPHA, MAX_EXTRA_LENGTH,
-        *(
-            _flag(name, type=kind, metavar=metavar,
-                  help=f"the translate_sample signature's {what} (its seed is a request input)")
-            for name, kind, metavar, what in sampling
-        ),
+        # The beam-search signatures' settings; --temperature/--top-k/--top-p
+        # are the translate_sample signature's filters (its seed is a
+        # request input).
+        *decoding_flags("export"),
         QUANTIZE,
     )
 

@@ -13,6 +13,8 @@ from keras_transformer.decoding.constraints import (
     initial_constraint_state,
     next_live_in_order,
 )
+from keras_transformer.decoding.logits_processors import enabled as processors_enabled
+from keras_transformer.decoding.logits_processors import process_scores
 from keras_transformer.decoding.options import SearchInputs, SearchRequest
 from keras_transformer.decoding.search_loop import (
     NEG_INF,
@@ -380,7 +382,13 @@ def beam_search(
         live_sequences = state["live_sequences"]
         last = ops.reshape(ops.take(live_sequences, index, axis=2), (-1, 1))
         logits, cache = tokens_to_logits(last, state["cache"], index)
-        log_probs = ops.reshape(log_softmax_rows(logits, n * k), (n, k, -1))
+        log_probs = log_softmax_rows(logits, n * k)
+        if processors_enabled(request):
+            # On the log-probabilities, as Hugging Face's beam search: the
+            # hypotheses' scores add the processed values.
+            flat_sequences = ops.reshape(live_sequences, (n * k, -1))
+            log_probs = process_scores(log_probs, flat_sequences, index, request, inputs)
+        log_probs = ops.reshape(log_probs, (n, k, -1))
         vocabulary_size = ops.shape(log_probs)[-1]
         selectable = select_mask(
             log_probs, index + 1, min_length, current["row_max"], EOS_ID, (PAD_ID, BOS_ID)

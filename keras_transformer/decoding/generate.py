@@ -69,6 +69,7 @@ from keras_transformer.decoding.search import (
     traced_step,
 )
 from keras_transformer.decoding.sources import prepare_sources
+from keras_transformer.options import BY_NAME, RUNTIME
 from keras_transformer.utils.private_apis import variables_read_as_cast
 from keras_transformer.utils.validation import check_choice, check_int
 
@@ -281,10 +282,21 @@ def _prefix_arrays(prefix_ids, prefix_lengths, batch):
 
 # The `SearchInputs` fields that `Generator` passes to its compiled
 # function as tensors, after the source ids and the buffer, in this order.
+# The runtime decoding options (`keras_transformer.options.RUNTIME`: alpha,
+# min_length, ...) come right after the output caps, one scalar each.
 _INPUT_FIELDS = (
-    "max_lengths", "alpha", "min_length", "seed", "row_ids", "prefix_ids",
-    "prefix_lengths", "constraint_ids",
+    "max_lengths", *RUNTIME, "seed", "row_ids", "prefix_ids", "prefix_lengths",
+    "constraint_ids",
 )
+
+
+def runtime_tensors(options):
+    """The runtime options of ``options`` (a `DecodeOptions`) as scalar
+    tensors, in `keras_transformer.options.RUNTIME`'s order."""
+    return [
+        ops.convert_to_tensor(np.asarray(getattr(options, name), BY_NAME[name].dtype))
+        for name in RUNTIME
+    ]
 
 
 def tf_decode_signature():
@@ -294,8 +306,7 @@ def tf_decode_signature():
         tf.TensorSpec([None, None], tf.int32),  # token_ids
         tf.TensorSpec([None], tf.int32),  # buffer: its length only
         tf.TensorSpec([None], tf.int32),  # max_lengths: output caps
-        tf.TensorSpec([], tf.float32),  # alpha
-        tf.TensorSpec([], tf.int32),  # min_length
+        *(tf.TensorSpec([], BY_NAME[name].dtype) for name in RUNTIME),
         tf.TensorSpec([], tf.int32),  # seed
         tf.TensorSpec([None], tf.int32),  # row_ids
         tf.TensorSpec([None, None], tf.int32),  # prefix_ids
@@ -420,8 +431,7 @@ class Generator:
             ops.convert_to_tensor(token_ids),
             ops.convert_to_tensor(np.zeros((int(max_length),), np.int32)),
             ops.convert_to_tensor(np.asarray(output_caps, np.int32)),
-            ops.convert_to_tensor(np.float32(options.alpha)),
-            ops.convert_to_tensor(np.int32(options.min_length)),
+            *runtime_tensors(options),
             ops.convert_to_tensor(np.int32(inputs.seed)),
             ops.convert_to_tensor(np.asarray(row_ids, np.int32)),
             ops.convert_to_tensor(np.asarray(prefix_ids, np.int32)),

@@ -3,6 +3,8 @@
 
 from keras import ops
 
+from keras_transformer.decoding.logits_processors import enabled as processors_enabled
+from keras_transformer.decoding.logits_processors import process_scores
 from keras_transformer.decoding.options import SearchInputs, SearchRequest
 from keras_transformer.decoding.search_loop import (
     CacheFunctions,
@@ -13,7 +15,7 @@ from keras_transformer.decoding.search_step import (
     batch_size_of,
     check_search_arguments,
     force_prefix,
-    log_softmax_rows,
+    logits_rows,
     prefix_arguments,
     row_max_lengths,
     select_mask,
@@ -105,7 +107,11 @@ def greedy_search(
         index = state["index"]
         last = ops.take(state["sequences"], index, axis=1)[:, None]
         logits, cache = tokens_to_logits(last, state["cache"], index)
-        log_probs = log_softmax_rows(logits, batch)  # (batch, vocab)
+        logits = logits_rows(logits, batch)  # (batch, vocab)
+        if processors_enabled(request):
+            # On the logits, as Hugging Face's greedy search and sampling.
+            logits = process_scores(logits, state["sequences"], index, request, inputs)
+        log_probs = ops.log_softmax(logits, axis=-1)
         selectable = select_mask(
             log_probs, index + 1, min_length, row_max, EOS_ID, (PAD_ID, BOS_ID)
         )

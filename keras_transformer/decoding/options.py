@@ -22,24 +22,16 @@ choosing and importing a backend.
 
 import dataclasses
 
-from keras_transformer.utils.validation import check_choice, check_int, check_number
+from keras_transformer.options import DEFAULTS, OPTIONS
+from keras_transformer.options import check as check_option
+from keras_transformer.utils.validation import check_choice, check_int
 
 SEARCHES = ("auto", "beam", "greedy", "sample")
 
 
-def _check_above_zero(name, value, maximum=None):
-    """A finite number in ``(0, maximum]``: `check_number`, whose ranges
-    include their minimum, then the exclusive bound of zero."""
-    check_number(name, value, minimum=0, maximum=maximum)
-    if value == 0:
-        upper = "" if maximum is None else f" and <= {maximum}"
-        raise ValueError(f"{name} must be a number > 0{upper}. Received: {name}={value!r}")
-
-
 def _check_sampling_filters(temperature, top_k, top_p):
-    _check_above_zero("temperature", temperature)
-    check_int("top_k", top_k, allow_none=True)
-    _check_above_zero("top_p", top_p, maximum=1)
+    for name, value in (("temperature", temperature), ("top_k", top_k), ("top_p", top_p)):
+        check_option(name, value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,6 +64,19 @@ class DecodeOptions:
             Combinable with ``top_k``. Defaults to 1.0 (all).
         seed: int >= 0 or None. Sampling: the same seed gives the same
             samples on the same backend. Defaults to None (a fresh seed).
+        no_repeat_ngram_size: int >= 0. No n-gram of this many tokens
+            occurs twice in an output: a token that would repeat one is
+            forbidden (Hugging Face's ``no_repeat_ngram_size``; the start
+            token counts as the output's first). Defaults to 0 (off).
+        repetition_penalty: float > 0. A token already in the output (start
+            token included) has its score divided by this where positive
+            and multiplied where negative (Hugging Face's
+            ``repetition_penalty``, CTRL's): greedy search and sampling
+            penalize the logits, beam search the log-probabilities, as
+            Hugging Face does. Defaults to 1.0 (off).
+
+    Each option's definition (default, checks, flag, SavedModel and
+    CTranslate2 mapping) is in `keras_transformer.options`.
 
     Example:
 
@@ -81,36 +86,25 @@ class DecodeOptions:
     ```
     """
 
-    beam_size: int = 4
-    alpha: float = 0.6
-    max_extra_length: int = 50
-    min_length: int = 0
-    num_return: int = 1
-    max_source_length: int = 256
-    sampling: bool = False
-    temperature: float = 1.0
-    top_k: int = None
-    top_p: float = 1.0
-    seed: int = None
+    beam_size: int = DEFAULTS["beam_size"]
+    alpha: float = DEFAULTS["alpha"]
+    max_extra_length: int = DEFAULTS["max_extra_length"]
+    min_length: int = DEFAULTS["min_length"]
+    num_return: int = DEFAULTS["num_return"]
+    max_source_length: int = DEFAULTS["max_source_length"]
+    sampling: bool = DEFAULTS["sampling"]
+    temperature: float = DEFAULTS["temperature"]
+    top_k: int = DEFAULTS["top_k"]
+    top_p: float = DEFAULTS["top_p"]
+    seed: int = DEFAULTS["seed"]
+    no_repeat_ngram_size: int = DEFAULTS["no_repeat_ngram_size"]
+    repetition_penalty: float = DEFAULTS["repetition_penalty"]
 
     def __post_init__(self):
-        for name, minimum in (
-            ("beam_size", 1),
-            ("max_extra_length", 1),
-            ("min_length", 0),
-            ("num_return", 1),
-            ("max_source_length", 2),
-        ):
-            check_int(name, getattr(self, name), minimum=minimum)
-        check_number("alpha", self.alpha, minimum=0)
-        # A strict bool: check_choice would let 0 and 1 through. A
-        # ValueError, as for every other option.
-        if not isinstance(self.sampling, bool):
-            raise ValueError(  # noqa: TRY004
-                f"sampling must be True or False. Received: sampling={self.sampling!r}"
-            )
-        _check_sampling_filters(self.temperature, self.top_k, self.top_p)
-        check_int("seed", self.seed, minimum=0, allow_none=True)
+        # Each value against its definition (`keras_transformer.options`),
+        # then the rules between options.
+        for option in OPTIONS:
+            check_option(option, getattr(self, option.name))
         if self.sampling:
             if self.beam_size != 1:
                 raise ValueError(
@@ -121,13 +115,8 @@ class DecodeOptions:
         else:
             changed = [
                 f"{name}={getattr(self, name)!r}"
-                for name, default in (
-                    ("temperature", 1.0),
-                    ("top_k", None),
-                    ("top_p", 1.0),
-                    ("seed", None),
-                )
-                if getattr(self, name) != default
+                for name in ("temperature", "top_k", "top_p", "seed")
+                if getattr(self, name) != DEFAULTS[name]
             ]
             if changed:
                 raise ValueError(
@@ -203,23 +192,29 @@ class SearchRequest:
             `cache.uncached_tokens_to_logits`.
         constrained: bool. Lexically constrained beam search (`generate`'s
             ``constraint_ids``); False keeps the unconstrained search.
+        no_repeat_ngram_size: int >= 0, as in `DecodeOptions` (0: off).
+        penalize_repetition: bool. Apply `SearchInputs.repetition_penalty`
+            (a runtime value); False leaves the step without it.
     """
 
     search: str = "auto"
-    beam_size: int = 4
-    num_return: int = 1
-    temperature: float = 1.0
-    top_k: int = None
-    top_p: float = 1.0
+    beam_size: int = DEFAULTS["beam_size"]
+    num_return: int = DEFAULTS["num_return"]
+    temperature: float = DEFAULTS["temperature"]
+    top_k: int = DEFAULTS["top_k"]
+    top_p: float = DEFAULTS["top_p"]
     use_cache: bool = True
     cache_growth: int = 16
     python_loop: bool = False
     decode_fn: object = None
     prefix_multiple: int = None
     constrained: bool = False
+    no_repeat_ngram_size: int = DEFAULTS["no_repeat_ngram_size"]
+    penalize_repetition: bool = False
 
     def __post_init__(self):
         check_choice("search", self.search, SEARCHES)
+        check_option("no_repeat_ngram_size", self.no_repeat_ngram_size)
         check_int("beam_size", self.beam_size)
         check_int("num_return", self.num_return)
         if self.search in ("greedy", "sample") and self.beam_size != 1:
@@ -250,8 +245,8 @@ class StaticDecode(SearchRequest):
     uses: everything static about decoding raw source ids
     (`generate.decode_token_ids`, one compiled function each)."""
 
-    max_source_length: int = 256
-    max_extra_length: int = 50
+    max_source_length: int = DEFAULTS["max_source_length"]
+    max_extra_length: int = DEFAULTS["max_extra_length"]
     max_positions: int = None
 
     @classmethod
@@ -268,6 +263,8 @@ class StaticDecode(SearchRequest):
             max_source_length=options.max_source_length,
             max_extra_length=options.max_extra_length,
             max_positions=max_positions,
+            no_repeat_ngram_size=options.no_repeat_ngram_size,
+            penalize_repetition=options.repetition_penalty != 1.0,
             **request,
         )
 
@@ -288,6 +285,9 @@ class SearchInputs:
             Defaults to 0.6 (the paper's).
         min_length: int scalar. EOS is forbidden before this many tokens.
             Defaults to 0.
+        repetition_penalty: float scalar > 0 (see `DecodeOptions`), read
+            where the request's ``penalize_repetition`` is set. Defaults to
+            1.0.
         max_lengths: optional int ``(batch,)``: each row's maximum output
             length (its last allowed token is EOS). Defaults to None (the
             search's ``max_length``).
@@ -304,8 +304,9 @@ class SearchInputs:
             no tensors; defaults to the first axis of its first leaf.
     """
 
-    alpha: object = 0.6
-    min_length: object = 0
+    alpha: object = DEFAULTS["alpha"]
+    min_length: object = DEFAULTS["min_length"]
+    repetition_penalty: object = DEFAULTS["repetition_penalty"]
     max_lengths: object = None
     prefix_ids: object = None
     prefix_lengths: object = None

@@ -17,6 +17,7 @@ sample of ``softmax(logits / T)``.
 from keras import ops
 
 from keras_transformer.decoding.search import NEG_INF
+from keras_transformer.options import DEFAULTS
 
 # "lowbias32" (C. Wellons, 2018), a 32-bit integer finaliser with good
 # avalanche; constants as signed int32 (two's complement of the uint32 ones).
@@ -59,7 +60,7 @@ def uniform_noise(seed, step, row_ids, vocabulary_size):
     return (mantissa + 0.5) / float(1 << 24)
 
 
-def filter_logits(logits, allowed, top_k=None, top_p=1.0):
+def filter_logits(logits, allowed, top_k=None, top_p=DEFAULTS["top_p"]):
     """The tokens kept by top-k and top-p: a bool mask like ``allowed``.
 
     ``logits`` ``(rows, vocab)`` float32; ``allowed`` the tokens that may be
@@ -86,7 +87,10 @@ def filter_logits(logits, allowed, top_k=None, top_p=1.0):
     return allowed
 
 
-def sample_tokens(log_probs, seed, step, row_ids, temperature=1.0, top_k=None, top_p=1.0):
+def sample_tokens(
+    log_probs, seed, step, row_ids, temperature=DEFAULTS["temperature"], top_k=None,
+    top_p=DEFAULTS["top_p"],
+):
     """One token per row from ``softmax(log_probs / temperature)``, filtered.
 
     ``log_probs`` ``(rows, vocab)``: float32, forbidden tokens at or below

@@ -115,12 +115,16 @@ def prefix_arguments(prefix_ids, prefix_lengths, batch):
     return prefix_ids, ops.cast(ops.convert_to_tensor(prefix_lengths), "int32")
 
 
-def log_softmax_rows(logits, rows):
+def logits_rows(logits, rows):
+    """``logits`` as float32 ``(rows, vocab)``."""
     # Keep the vocabulary dimension static where it is (a TF graph would
     # lose it with -1; sampling needs it).
     vocabulary_size = logits.shape[-1] or -1
-    logits = ops.reshape(ops.cast(logits, "float32"), (rows, vocabulary_size))
-    return ops.log_softmax(logits, axis=-1)
+    return ops.reshape(ops.cast(logits, "float32"), (rows, vocabulary_size))
+
+
+def log_softmax_rows(logits, rows):
+    return ops.log_softmax(logits_rows(logits, rows), axis=-1)
 
 
 def flat_gather(x, indices):

@@ -8,6 +8,9 @@ import os
 import keras
 import numpy as np
 
+from keras_transformer import options as decode_options
+from keras_transformer.options import DEFAULTS
+from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.decoding.search import length_penalty
 from keras_transformer.export.ctranslate2_converter import (
     METADATA_FILENAME,
@@ -22,6 +25,37 @@ from keras_transformer.utils.run_files import (
     VOCABULARY_FILENAME,
 )
 from keras_transformer.utils.validation import check_int, check_number
+
+
+# Options that `CTranslate2Translator.generate` converts itself (CTranslate2's
+# length penalty, length limits and returns count otherwise), or that are
+# the constructor's (max_source_length).
+_CONVERTED = (
+    "beam_size", "alpha", "max_extra_length", "min_length", "num_return", "max_source_length",
+)
+
+
+def _passed_options(options):
+    """``translate_batch`` keyword arguments of the options set away from
+    their defaults that CTranslate2 takes as they are (their
+    `Option.ctranslate2` is the keyword); a ValueError naming any other."""
+    if options.sampling:
+        raise ValueError(
+            "CTranslate2Translator decodes with beam or greedy search; it does "
+            "not sample. Received: sampling=True"
+        )
+    passed = {}
+    for option in decode_options.OPTIONS:
+        value = getattr(options, option.name)
+        if option.name in _CONVERTED or value == option.default:
+            continue
+        if not option.ctranslate2.isidentifier():
+            raise ValueError(
+                f"{option.name}={value!r} has no CTranslate2 equivalent: "
+                f"{option.ctranslate2}."
+            )
+        passed[option.ctranslate2] = value
+    return passed
 
 
 class CTranslate2Translator:
@@ -46,8 +80,15 @@ class CTranslate2Translator:
       gives it more finished hypotheses to re-rank, at the cost of some
       decoding time.
     * ``return_end_token=True``: ``|Y|`` counts EOS, as here.
-    * ``min_decoding_length=0``: CTranslate2's default 1 forbids an
-      immediate EOS, which this package allows.
+    * ``min_decoding_length=max(min_length - 1, 0)``: CTranslate2 counts
+      the tokens before EOS, this package's ``min_length`` the output with
+      EOS; CTranslate2's default 1 would forbid an immediate EOS, which
+      this package allows. Where ``min_length`` binds, CTranslate2 bans EOS
+      its own way and its scores, hence some outputs, differ from the
+      package's (both hold at least ``min_length`` tokens).
+    * ``no_repeat_ngram_size``, ``repetition_penalty`` and any other option
+      whose `keras_transformer.options.Option.ctranslate2` names a
+      ``translate_batch`` argument: passed as they are.
     * ``max_decoding_length``: source tokens (EOS excluded) plus
       ``max_extra_length``, per batch (CTranslate2 takes one limit per
       call); sentences are sorted by length and batched, so each batch's
@@ -86,7 +127,7 @@ class CTranslate2Translator:
         device="cpu",
         compute_type="default",
         intra_threads=0,
-        max_source_length=256,
+        max_source_length=DEFAULTS["max_source_length"],
         batch_size=32,
         patience=2.0,
     ):
@@ -137,20 +178,27 @@ class CTranslate2Translator:
             sources.append([self._pieces[i] for i in ids])
         return sources
 
-    def generate(
-        self, token_ids, beam_size=4, alpha=0.6, max_extra_length=50, num_return=1
-    ):
+    def generate(self, token_ids, options=None, **option_overrides):
         """Translates token ids (without EOS), as `Translator.generate`.
+
+        Args:
+            token_ids: a list of id lists, one per source, without EOS.
+            options: a `DecodeOptions` (default: its defaults); keyword
+                arguments named like its fields (``beam_size=``,
+                ``alpha=``, ``min_length=``, ...) replace its values. Each
+                option maps to CTranslate2 as `keras_transformer.options`
+                says (``Option.ctranslate2``); one with no CTranslate2
+                equivalent (sampling) is refused by name.
 
         Returns:
             ``(hypotheses, scores)``: for each input a list of ``num_return``
             id lists (EOS included when the hypothesis ended with it) and a
             float array ``(num_return,)`` of GNMT-normalized log-probs.
         """
-        beam_size = check_int("beam_size", beam_size)
-        num_return = check_int("num_return", num_return, maximum=beam_size)
-        alpha = check_number("alpha", alpha, minimum=0)
-        max_extra_length = check_int("max_extra_length", max_extra_length)
+        options = (options or DecodeOptions()).replace(**option_overrides)
+        passed = _passed_options(options)
+        beam_size, alpha, num_return = options.beam_size, options.alpha, options.num_return
+        max_extra_length = options.max_extra_length
         sources = self._source_pieces(token_ids)
         # Longest first, so that each batch's length limit is close to each
         # of its sources'.
@@ -171,9 +219,12 @@ class CTranslate2Translator:
                 patience=patience,
                 return_scores=True,
                 return_end_token=True,
-                min_decoding_length=0,
+                # Here EOS may end an output of min_length tokens (EOS
+                # included); CTranslate2 counts the tokens before EOS.
+                min_decoding_length=max(options.min_length - 1, 0),
                 max_decoding_length=limit,
                 max_input_length=0,
+                **passed,
             )
             ranked = self._rerank(results, alpha, num_return)
             for i, (row_hypotheses, row_scores) in zip(rows, ranked):
@@ -252,26 +303,15 @@ class CTranslate2Translator:
                 kept.append(token if token < size else UNK_ID)
         return self.processor.decode(kept)
 
-    def translate(
-        self,
-        sentences,
-        beam_size=4,
-        alpha=0.6,
-        max_extra_length=50,
-        num_return=1,
-        return_scores=False,
-    ):
-        """Translates a list of str, as `keras_transformer.Translator.translate`."""
+    def translate(self, sentences, options=None, return_scores=False, **option_overrides):
+        """Translates a list of str, as `keras_transformer.Translator.translate`
+        (``options`` and ``option_overrides`` as in `generate`)."""
         if isinstance(sentences, str):
             raise TypeError("translate expects a list of str, not a single str.")
+        options = (options or DecodeOptions()).replace(**option_overrides)
         token_ids = self.source_processor.encode(list(sentences), out_type=int)
-        hypotheses, scores = self.generate(
-            token_ids,
-            beam_size=beam_size,
-            alpha=alpha,
-            max_extra_length=max_extra_length,
-            num_return=num_return,
-        )
+        hypotheses, scores = self.generate(token_ids, options)
+        num_return = options.num_return
         texts = [[self.detokenize(ids) for ids in row] for row in hypotheses]
         scores = [[float(s) for s in row] for row in scores]
         if num_return == 1:

@@ -123,21 +123,18 @@ WARMUP_SENTENCES = ("A man is running.", "Two dogs play in the snow.", "")
 _SAMPLING_KEYS = ("temperature", "top_k", "top_p")
 
 
-def _export_options(beam_size, alpha, max_extra_length, max_source_length, n_best, sampling=None):
+def _export_options(options):
     """The export's `DecodeOptions`, its n-best size and the
-    ``translate_sample`` signature's options (all validated, errors naming
-    the option)."""
-
-    options = DecodeOptions(
-        beam_size=beam_size,
-        alpha=alpha,
-        max_extra_length=max_extra_length,
-        max_source_length=max_source_length,
-    )
+    ``translate_sample`` signature's options, from ``options`` (a dict of
+    `DecodeOptions` fields plus ``n_best`` and ``sampling``; all validated,
+    errors naming the option)."""
+    options = dict(options)
+    n_best = options.pop("n_best", None)
+    sampling = dict(options.pop("sampling", None) or {})
+    decode = DecodeOptions.from_dict(options)
     if n_best is None:
-        n_best = options.beam_size
-    options.replace(num_return=n_best)  # n_best <= beam_size, named if not
-    sampling = dict(sampling or {})
+        n_best = decode.beam_size
+    decode.replace(num_return=n_best)  # n_best <= beam_size, named if not
     unknown = sorted(set(sampling) - set(_SAMPLING_KEYS))
     if unknown:
         raise ValueError(
@@ -145,8 +142,8 @@ def _export_options(beam_size, alpha, max_extra_length, max_source_length, n_bes
             f"takes {list(_SAMPLING_KEYS)}."
         )
     sampling = {k: v for k, v in sampling.items() if v is not None}
-    sample_options = options.replace(beam_size=1, sampling=True, **sampling)
-    return options, n_best, sample_options
+    sample_options = decode.replace(beam_size=1, sampling=True, **sampling)
+    return decode, n_best, sample_options
 
 
 def _build_module(
@@ -220,14 +217,11 @@ def _check_new_version(version_dir):
 
 
 def _export_here(
-    model_dir, export_dir, version, beam_size, alpha, max_extra_length,
-    max_source_length, warmup, n_best=None, quantize=None, sampling=None,
-    weights=None, language_tag=None,
+    model_dir, export_dir, version, warmup, quantize, weights, language_tag, options,
 ):
-    """`export_saved_model`'s work, under the TensorFlow backend."""
-    options, n_best, sample_options = _export_options(
-        beam_size, alpha, max_extra_length, max_source_length, n_best, sampling
-    )
+    """`export_saved_model`'s work, under the TensorFlow backend; ``options``
+    is its dict of decoding options."""
+    options, n_best, sample_options = _export_options(options)
     # Run directories or keras-hub presets; errors name the file (a
     # truncated or corrupt model.keras, ...) or, for an ensemble, the
     # directories whose vocabularies differ.
@@ -259,10 +253,10 @@ def _export_here(
     if warmup:
         _write_warmup_requests(version_dir, language=min(languages) if languages else None)
     metadata = {
-        "beam_size": beam_size,
-        "alpha": alpha,
-        "max_extra_length": max_extra_length,
-        "max_source_length": max_source_length,
+        "beam_size": options.beam_size,
+        "alpha": options.alpha,
+        "max_extra_length": options.max_extra_length,
+        "max_source_length": options.max_source_length,
         "n_best": n_best,
         "quantize": quantize,
         "decode_options": options.to_dict(),
@@ -292,16 +286,11 @@ def export_saved_model(
     model_dir,
     export_dir,
     version=1,
-    beam_size=4,
-    alpha=0.6,
-    max_extra_length=50,
-    max_source_length=256,
     warmup=True,
-    n_best=None,
     quantize=None,
-    sampling=None,
     weights=None,
     language_tag=None,
+    **options,
 ):
     """Exports the trained model in ``model_dir`` (a run directory:
     ``model.keras`` + ``vocab.spm``, or a keras-hub preset written by
@@ -313,12 +302,17 @@ def export_saved_model(
     normalized, equal by default) into one SavedModel with every signature,
     each decoding with the ensemble as `Translator.from_directory` does.
 
-    ``beam_size``, ``alpha``, ``max_extra_length`` and ``max_source_length``
-    are `DecodeOptions` fields, validated as such. ``n_best`` (default: the
-    beam size, at most the beam size) fixes the ``k`` of the
-    ``translate_nbest`` signature. ``sampling``: a dict with
-    ``temperature``, ``top_k``, ``top_p`` for the ``translate_sample``
-    signature (default: plain sampling from the model's distribution).
+    ``options``: the decoding options fixed in the signatures, any
+    `DecodeOptions` field (``beam_size``, ``alpha``, ``max_extra_length``,
+    ``max_source_length``, ``min_length``, ``no_repeat_ngram_size``,
+    ``repetition_penalty``, ...; `keras_transformer.options` defines them),
+    validated as such; ``translate_options`` takes the runtime ones
+    (``alpha``, ``min_length``, ``repetition_penalty``) with each request
+    instead. Two more keys: ``n_best`` (default: the beam size, at most the
+    beam size) fixes the ``k`` of the ``translate_nbest`` signature;
+    ``sampling``, a dict with ``temperature``, ``top_k``, ``top_p`` for the
+    ``translate_sample`` signature (default: plain sampling from the
+    model's distribution).
     ``quantize="int8"`` applies Keras' ``Model.quantize`` before export.
 
     A multilingual model's signatures take ``target_language`` (see the
@@ -344,7 +338,7 @@ def export_saved_model(
         "tensorflow tensorflow-text tensorflow-serving-api; `keras-transformer export "
         "--format ctranslate2` needs none of them",
     )
-    _export_options(beam_size, alpha, max_extra_length, max_source_length, n_best, sampling)
+    _export_options(options)
     check_choice("quantize", quantize, (None, "int8"))
     if language_tag is not None:
         check_language_tag_position(language_tag)
@@ -366,13 +360,14 @@ def export_saved_model(
         raise NotADirectoryError(f"The export directory {export_dir!r} is a file.")
     if not isinstance(model_dir, (str, bytes, os.PathLike)):
         model_dir = directories  # JSON-encodable for the child process
-    args = [
-        model_dir, export_dir, version, beam_size, alpha, max_extra_length,
-        max_source_length, warmup, n_best, quantize, sampling, weights, language_tag,
-    ]
-
+    # One JSON object across the process boundary, by name.
+    args = {
+        "model_dir": model_dir, "export_dir": export_dir, "version": version,
+        "warmup": warmup, "quantize": quantize, "weights": weights,
+        "language_tag": language_tag, "options": options,
+    }
     if keras.config.backend() == "tensorflow":
-        return _export_here(*args)
+        return _export_here(**args)
     return _export_in_subprocess(args)
 
 
@@ -381,7 +376,7 @@ _CHILD_ERROR = "keras-transformer export child error: "
 
 
 def _export_in_subprocess(args):
-    """`_export_here(*args)` in a child process with
+    """`_export_here(**args)` in a child process with
     ``KERAS_BACKEND=tensorflow`` (`run_child`, via ``python -m
     keras_transformer.export``); returns the version directory it prints."""
     env = dict(os.environ, KERAS_BACKEND="tensorflow")
@@ -408,11 +403,11 @@ def _export_in_subprocess(args):
 
 def run_child(argv):
     """The child process of `_export_in_subprocess`: exports with the
-    JSON-encoded arguments ``argv[0]`` and prints the version directory; an
+    JSON-encoded arguments ``argv[0]`` (an object) and prints the version directory; an
     error becomes one `_CHILD_ERROR` line on stderr and exit status 1 (the
     traceback instead with ``KERAS_TRANSFORMER_TRACEBACK`` set)."""
     try:
-        print(_export_here(*json.loads(argv[0])))
+        print(_export_here(**json.loads(argv[0])))
     except Exception as error:
         if os.environ.get("KERAS_TRANSFORMER_TRACEBACK"):
             raise

@@ -17,7 +17,13 @@ code to its tag id, which goes where the model was trained to find it
 (``language_tag``): before the source's ids (``"source"``) or as the first
 forced output token (``"target"``, before any ``translate_prefix`` prefix),
 as `Translator._tag` places it.
+
+Longer than the package's usual module because it is one class,
+`SignatureBuilder`, whose signature methods share its state (the model, the
+tokenizers, the language table, the searches traced once) and its helpers.
 """
+
+import dataclasses
 
 import tensorflow as tf
 
@@ -29,6 +35,7 @@ from keras_transformer.decoding.sources import (
     source_limit,
 )
 from keras_transformer.layers.token_checks import check_token_ids
+from keras_transformer.options import BY_NAME, RUNTIME, SAVED_MODEL_INPUTS
 from keras_transformer.special_tokens import (
     PAD_ID,
     UNK_ID,
@@ -59,6 +66,16 @@ SIGNATURES = {
         [_strings("sentences"), tf.TensorSpec([], tf.int32, name="seed")],
     ),
     "score": ("serve_score", [_strings("sources"), _strings("targets")]),
+    # The beam search with the request's runtime options, one scalar each
+    # (`keras_transformer.options.SAVED_MODEL_INPUTS`: alpha, min_length,
+    # repetition_penalty); the other signatures use the export's values.
+    "translate_options": (
+        "serve_options",
+        [
+            _strings("sentences"),
+            *(tf.TensorSpec([], BY_NAME[name].dtype, name=name) for name in SAVED_MODEL_INPUTS),
+        ],
+    ),
 }
 
 # The signatures that take text: a multilingual model's take
@@ -71,6 +88,7 @@ TEXT_SIGNATURES = (
     "translate_constrained",
     "translate_sample",
     "score",
+    "translate_options",
 )
 
 
@@ -147,6 +165,9 @@ class SignatureBuilder:
         self.constrained = StaticDecode.from_options(
             options.replace(num_return=1), max_positions, constrained=True
         )
+        # The request's runtime options: the repetition penalty is applied
+        # whatever its value (1.0 leaves the scores as they are).
+        self.with_options = dataclasses.replace(self.best, penalize_repetition=True)
         self._searches = {}  # StaticDecode -> its search's tf.function
 
     def concrete_functions(self):
@@ -233,12 +254,14 @@ class SignatureBuilder:
         )
 
     def decode(self, token_ids, static, seed=None, prefix_ids=None, prefix_lengths=None,
-               constraint_ids=None):
+               constraint_ids=None, runtime=None):
         """`decode_token_ids` on int32 ``token_ids`` (batch, length),
         0-padded, without EOS; ``prefix_ids`` (batch, P) are forced output
         prefixes of ``prefix_lengths`` (batch,) tokens; ``constraint_ids``
         (batch, phrases, phrase_length), PAD-padded, the constraint phrases
-        of a ``static`` with ``constrained=True``.
+        of a ``static`` with ``constrained=True``. ``runtime``: the scalar
+        tensors of `keras_transformer.options.RUNTIME` (alpha, min_length,
+        ...); None: the export's values.
 
         Returns int32 sequences ``(batch, k, L)`` and float32 scores
         ``(batch, k)``; an empty batch gives empty outputs.
@@ -256,6 +279,11 @@ class SignatureBuilder:
             seed = tf.constant(0, tf.int32)
         if constraint_ids is None:
             constraint_ids = tf.zeros([batch, 1, 1], tf.int32)
+        if runtime is None:
+            runtime = [
+                tf.constant(getattr(self.options, name), BY_NAME[name].dtype)
+                for name in RUNTIME
+            ]
         if static not in self._searches:
             self._searches[static] = tf.function(
                 lambda *args: self._search(static, *args),
@@ -265,12 +293,16 @@ class SignatureBuilder:
                     tf.TensorSpec([None, None], tf.int32),  # prefix_ids
                     tf.TensorSpec([None], tf.int32),  # prefix_lengths
                     tf.TensorSpec([None, None, None], tf.int32),  # constraint_ids
+                    *(tf.TensorSpec([], BY_NAME[name].dtype) for name in RUNTIME),
                 ],
                 autograph=False,
             )
-        return self._searches[static](token_ids, seed, prefix_ids, prefix_lengths, constraint_ids)
+        return self._searches[static](
+            token_ids, seed, prefix_ids, prefix_lengths, constraint_ids, *runtime
+        )
 
-    def _search(self, static, token_ids, seed, prefix_ids, prefix_lengths, constraint_ids):
+    def _search(self, static, token_ids, seed, prefix_ids, prefix_lengths, constraint_ids,
+                *runtime):
         """`decode`'s search, traced once per ``static``."""
         options = self.options
         batch = tf.shape(token_ids)[0]
@@ -285,8 +317,7 @@ class SignatureBuilder:
 
         def run():
             inputs = SearchInputs(
-                alpha=tf.constant(options.alpha, tf.float32),
-                min_length=tf.constant(options.min_length, tf.int32),
+                **dict(zip(RUNTIME, runtime)),
                 prefix_ids=prefix_ids,
                 prefix_lengths=prefix_lengths,
                 constraint_ids=constraint_ids,
@@ -334,6 +365,35 @@ class SignatureBuilder:
         self.forced_tag(token_ids, prefix_ids, prefix_lengths)
         sequences, scores = self.decode(
             token_ids, self.best, prefix_ids=prefix_ids, prefix_lengths=prefix_lengths
+        )
+        return self.best_of(sequences, scores, blank)
+
+    def serve_options(self, sentences, *values):
+        """``serving_default`` with the request's `SAVED_MODEL_INPUTS`
+        (then ``target_language`` for a multilingual model)."""
+        target_language = values[-1] if self.languages else None
+        requested = dict(zip(SAVED_MODEL_INPUTS, values))
+        for name, value in requested.items():
+            # A request's value outside the option's range fails the request
+            # with a message naming the input (TF Serving answers 400).
+            option = BY_NAME[name]
+            minimum = tf.constant(option.minimum, option.dtype)
+            check = tf.debugging.assert_greater if option.above_minimum else (
+                tf.debugging.assert_greater_equal)
+            relation = ">" if option.above_minimum else ">="
+            check(value, minimum, message=f"{name} must be {relation} {option.minimum}")
+        runtime = [
+            requested.get(name, tf.constant(getattr(self.options, name), BY_NAME[name].dtype))
+            for name in RUNTIME
+        ]
+        token_ids, blank = self.pieces(sentences)
+        token_ids, prefix_ids, prefix_lengths = self.tagged(
+            target_language, token_ids, "translate_options"
+        )
+        self.forced_tag(token_ids, prefix_ids, prefix_lengths)
+        sequences, scores = self.decode(
+            token_ids, self.with_options, prefix_ids=prefix_ids,
+            prefix_lengths=prefix_lengths, runtime=runtime,
         )
         return self.best_of(sequences, scores, blank)
 

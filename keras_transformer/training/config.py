@@ -36,6 +36,7 @@ import os
 import yaml
 
 from keras_transformer.decoding.options import DecodeOptions
+from keras_transformer.options import RUN_DEFAULTS
 from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 from keras_transformer.training.config_fields import (
     CheckpointFields,
@@ -269,13 +270,13 @@ class TrainConfig(
         self._check_init_from()
         self._check_schedule()
         # The decode keys: the one validation of `DecodeOptions`.
-        DecodeOptions(
-            beam_size=self.beam_size,
-            alpha=self.alpha,
-            max_extra_length=self.max_extra_length,
-        )
+        self.decode_options()
         self._check_average_choice()
         self._check_validation_values()
+
+    def decode_options(self):
+        """The run's decoding defaults as `DecodeOptions` (validated)."""
+        return DecodeOptions(**{name: getattr(self, name) for name in RUN_DEFAULTS})
 
     def _auto_final_model(self):
         """The final model an unset (auto) ``final_model`` resolves to."""

@@ -12,6 +12,7 @@ order; the rules that relate keys of several groups are `TrainConfig`'s.
 import dataclasses
 import typing
 
+from keras_transformer import options as decode_options
 from keras_transformer.special_tokens import LANGUAGE_TAG_POSITIONS
 from keras_transformer.training.config_values import (
     AUTO,
@@ -371,26 +372,50 @@ class CheckpointFields:
     )
 
 
+def _option_check(key, value):
+    decode_options.check(key, value)
+
+
+# The run's decoding defaults: a field per option that a run keeps.
+RunDecodingFields = dataclasses.make_dataclass(
+    "RunDecodingFields",
+    [
+        (
+            name,
+            decode_options.BY_NAME[name].type,
+            config_field(
+                decode_options.DEFAULTS[name],
+                decode_options.BY_NAME[name].help + " (the run's decoding default)",
+                check=_option_check,
+            ),
+        )
+        for name in decode_options.RUN_DEFAULTS
+    ],
+    frozen=True,
+)
+
+
 @dataclasses.dataclass(frozen=True)
-class DecodingFields:
+class DecodingFields(RunDecodingFields):
     """The decoding and the final evaluation.
 
     `TrainConfig` keys (flat: ``TrainConfig(preset=...)``).
 
+    The run's decoding defaults come first (`RunDecodingFields`): one key
+    per option of `keras_transformer.options.RUN_DEFAULTS` (``beam_size``,
+    ``alpha``, ``max_extra_length``, ``min_length``,
+    ``no_repeat_ngram_size``, ``repetition_penalty``), with the option's
+    default, help and checks. They drive the final evaluation, and
+    ``translate``, ``evaluate`` and ``export`` of the run use them where no
+    flag is given.
+
     Args:
-        beam_size: int. Beam size of the final evaluation. Defaults to 4.
-        alpha: float. Length penalty of the final evaluation (0.6).
-        max_extra_length: int. Output length limit is source length plus
-            this (50).
         eval_sentences: int. Score on at most this many test sentences;
             None scores all, 0 skips the evaluation.
         num_samples: int. Sample translations printed after training.
     """
 
-    # --- decoding and evaluation ---
-    beam_size: int = config_field(4, "beam size of the final evaluation")
-    alpha: float = config_field(0.6, "length penalty of the final evaluation")
-    max_extra_length: int = config_field(50, "output length limit = source length + N")
+    # --- evaluation ---
     eval_sentences: typing.Optional[int] = config_field(
         None, "score at most N test sentences after training (null: all; 0: skip)",
         check=int_at_least(0),

@@ -62,11 +62,10 @@ def evaluate_translations(
     translator,
     sources,
     references,
-    beam_size=4,
-    alpha=0.6,
-    max_extra_length=50,
+    options=None,
     batch_size=None,
     verbose=1,
+    **option_overrides,
 ):
     """Translates ``sources`` and scores them against ``references``.
 
@@ -74,9 +73,10 @@ def evaluate_translations(
         translator: a `keras_transformer.Translator`.
         sources: list of str.
         references: list of str, one per source.
-        beam_size: int. 1 is greedy search. Defaults to 4.
-        alpha: float. Length penalty. Defaults to 0.6.
-        max_extra_length: int. Output limit = source length + this.
+        options: a `DecodeOptions` (default: its defaults, the paper's beam
+            search); ``option_overrides`` (``beam_size=``, ``alpha=``,
+            ``min_length=``, ... any `DecodeOptions` field) replace its
+            values.
         batch_size: int. Defaults to the translator's.
         verbose: 0 (silent) or 1 (a progress bar for long inputs).
 
@@ -95,11 +95,10 @@ def evaluate_translations(
     start = time.monotonic()
     hypotheses = translator.translate(
         list(sources),
-        beam_size=beam_size,
-        alpha=alpha,
-        max_extra_length=max_extra_length,
+        options=options,
         batch_size=batch_size,
         verbose="auto" if verbose else False,
+        **option_overrides,
     )
     seconds = time.monotonic() - start
     exact = float(

@@ -141,9 +141,7 @@ def evaluate_run(config, model, tokenizer, splits, verbose):
         Translator(model, tokenizer, **config.translator_options(tokenizer)),
         sources,
         references,
-        beam_size=config.beam_size,
-        alpha=config.alpha,
-        max_extra_length=config.max_extra_length,
+        options=config.decode_options(),
         verbose=verbose,
     )
     samples = list(zip(sources, references, evaluation.hypotheses))

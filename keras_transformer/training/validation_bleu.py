@@ -13,6 +13,7 @@ import math
 import os
 
 from keras_transformer.models.transformer.translator import Translator
+from keras_transformer.options import DEFAULTS
 from keras_transformer.training.evaluation import evaluate_translations
 from keras_transformer.training.optimizer_state import UpdateCounter, ema_weights
 from keras_transformer.utils.console import log
@@ -60,7 +61,7 @@ class ValidationBleu(UpdateCounter):
         references,
         every_steps=None,
         accumulate_steps=1,
-        max_extra_length=50,
+        max_extra_length=DEFAULTS["max_extra_length"],
         csv_path=None,
         tensorboard_dir=None,
         on_result=None,

@@ -200,21 +200,28 @@ def test_translate_constraints_in_fairseqs_tab_separated_form(trained_run, tmp_p
 
 
 @pytest.mark.parametrize(
-    "flags, message",
+    "flags, message, code",
     [
-        (["--n-best", "5", "--beam-size", "2"], "num_return"),
-        (["--sampling", "--top-p", "1.5"], "top_p"),
-        (["--sampling", "--temperature", "0"], "temperature"),
-        (["--sampling", "--top-k", "0"], "top_k"),
-        (["--top-k", "5"], "sampling=True"),
-        (["--sampling", "--beam-size", "4"], "beam_size"),
+        # Rules between options: `DecodeOptions`, exit status 1.
+        (["--n-best", "5", "--beam-size", "2"], "num_return", 1),
+        (["--top-k", "5"], "sampling=True", 1),
+        (["--sampling", "--beam-size", "4"], "beam_size", 1),
+        # A value out of its option's range: a usage error (status 2) at
+        # parsing, naming the flag and the option.
+        (["--sampling", "--top-p", "1.5"], "top_p", 2),
+        (["--sampling", "--temperature", "0"], "temperature", 2),
+        (["--sampling", "--top-k", "0"], "top_k", 2),
+        (["--repetition-penalty", "0"], "repetition_penalty", 2),
+        (["--no-repeat-ngram-size", "-1"], "no_repeat_ngram_size", 2),
     ],
 )
-def test_bad_search_flags_fail_before_loading_the_model(tmp_path, capsys, flags, message):
+def test_bad_search_flags_fail_before_loading_the_model(
+    tmp_path, capsys, flags, message, code
+):
     # tmp_path holds no model: the options are refused before loading one.
     with pytest.raises(SystemExit) as exit_info:
         main(["translate", "--model-dir", str(tmp_path), "--input", "-"] + flags)
-    assert exit_info.value.code == 1
+    assert exit_info.value.code == code
     err = capsys.readouterr().err
     assert message in err and "model.keras" not in err
 
@@ -258,10 +265,21 @@ def test_export_passes_the_options_and_the_runs_decoding_settings(
     assert code == 0
     [(args, kwargs)] = calls
     assert args == (str(tmp_path), str(tmp_path / "exported"))
+    # The run's decoding defaults (every option a run keeps), then the flags.
     assert kwargs == dict(
         version=2, max_source_length=256, warmup=True,
-        beam_size=6, alpha=1.0, max_extra_length=50,
+        beam_size=6, alpha=1.0, max_extra_length=50, min_length=0,
+        no_repeat_ngram_size=0, repetition_penalty=1.0,
     )  # fmt: skip
+    TrainConfig(beam_size=6, min_length=2, repetition_penalty=1.3).resolved().save(
+        tmp_path / "config.json"
+    )
+    assert main(
+        ["export", "--model-dir", str(tmp_path), "--export-dir", str(tmp_path / "exported"),
+         "--no-repeat-ngram-size", "3"]
+    ) == 0  # fmt: skip
+    assert calls[-1][1]["min_length"] == 2 and calls[-1][1]["repetition_penalty"] == 1.3
+    assert calls[-1][1]["no_repeat_ngram_size"] == 3
     assert "exported/2" in capsys.readouterr().out
     # --temperature/--top-k/--top-p: the translate_sample signature's filters.
     assert main(

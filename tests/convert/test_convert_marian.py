@@ -138,10 +138,37 @@ def test_logits_equal_hugging_face(marian):
 
 @pytest.mark.parametrize("beam_size", [1, 3])
 def test_search_equals_hugging_face_generate(marian, beam_size):
+    _assert_search_equals_hugging_face(marian, beam_size)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+@pytest.mark.parametrize(
+    "repetition",
+    [{"no_repeat_ngram_size": 2}, {"repetition_penalty": 1.7, "no_repeat_ngram_size": 3}],
+    ids=["no_repeat_ngram", "penalty_and_ngram"],
+)
+def test_repetition_options_equal_hugging_face_generate(marian, beam_size, repetition):
+    # Hugging Face's semantics: the penalty on the logits in greedy search,
+    # on the log-probabilities in beam search; n-grams over the output with
+    # its start token. The random model repeats itself, so the options
+    # change its outputs (checked) and the comparison means something.
+    texts = _assert_search_equals_hugging_face(marian, beam_size, **repetition)
+    translator = Translator.from_directory(marian[4])
+    plain = translator.translate(
+        marian[3], beam_size=beam_size, alpha=0.0, max_extra_length=MAX_EXTRA_LENGTH,
+        min_length=MIN_LENGTH,
+    )
+    assert texts != plain
+
+
+def _assert_search_equals_hugging_face(marian, beam_size, **extra):
+    """Our search and Hugging Face's ``generate`` with the same settings give
+    the same tokens; returns our texts."""
     directory, hf_model, vocabulary, sentences, run = marian
     translator = Translator.from_directory(run)
     options = dict(
-        beam_size=beam_size, alpha=0.0, max_extra_length=MAX_EXTRA_LENGTH, min_length=MIN_LENGTH
+        beam_size=beam_size, alpha=0.0, max_extra_length=MAX_EXTRA_LENGTH, min_length=MIN_LENGTH,
+        **extra,
     )
     texts = translator.translate(sentences, **options)
     hypotheses, _ = translator.generate(translator.source_tokenizer.encode(sentences), **options)
@@ -151,7 +178,7 @@ def test_search_equals_hugging_face_generate(marian, beam_size):
         with torch.no_grad():
             generated = hf_model.generate(
                 torch.tensor([ids]), num_beams=beam_size, length_penalty=0.0,
-                do_sample=False, early_stopping=False, min_length=MIN_LENGTH,
+                do_sample=False, early_stopping=False, min_length=MIN_LENGTH, **extra,
                 # The same limit: here the source's tokens (EOS excluded)
                 # plus N, EOS included; Hugging Face counts the start
                 # token and no EOS (it stops there).
@@ -171,6 +198,7 @@ def test_search_equals_hugging_face_generate(marian, beam_size):
     assert [t for t, _ in compared] == [e for _, e in compared]
     # Not trivially equal: the outputs are neither empty nor all the same.
     assert len({t for t in texts if t}) > 2, texts
+    return texts
 
 
 def test_convert_refuses_before_any_work(marian, tmp_path, capsys):

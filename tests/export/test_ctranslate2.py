@@ -136,6 +136,33 @@ def test_translations_and_scores_equal_the_translator(task, trained, beam_size):
     np.testing.assert_allclose(their_scores, our_scores, rtol=0, atol=1e-4)
 
 
+def test_min_length_and_repetition_options_reach_ctranslate2(task, trained):
+    tokenizer, _, (sources, _) = task
+    model, directory = trained
+    translator = Translator(model, tokenizer, batch_size=NUM_TEST)
+    exported = CTranslate2Translator(directory, intra_threads=1, batch_size=8)
+    kwargs = dict(beam_size=4, alpha=0.6, max_extra_length=MAX_EXTRA)
+    plain = exported.translate(sources, **kwargs)
+    # min_length counts the output with EOS; CTranslate2's
+    # min_decoding_length the tokens before it: every output of both holds
+    # at least min_length tokens, and CTranslate2's shortest exactly that
+    # many (no token more). The outputs themselves may differ: CTranslate2
+    # bans EOS its own way, which moves its scores.
+    ids = tokenizer.encode(sources)
+    min_length = max(len(t) for t in tokenizer.encode(plain)) + 3
+    longer = dict(kwargs, min_length=min_length)
+    theirs, _ = exported.generate(ids, **longer)
+    ours, _ = translator.generate(ids, **longer)
+    assert min(len(h[0]) for h in theirs) == min_length
+    assert min(len(h[0]) for h in ours) >= min_length
+    assert all(h[0][-1] == EOS_ID for h in theirs)
+    # The repetition options go through (CTranslate2's own implementation).
+    for extra in ({"no_repeat_ngram_size": 1}, {"repetition_penalty": 3.0}):
+        assert exported.translate(sources, **kwargs, **extra) != plain, extra
+    with pytest.raises(ValueError, match="does not sample"):
+        exported.translate(sources, beam_size=1, sampling=True)
+
+
 def test_every_other_mapped_option_scores_equal(task, tmp_path):
     # The trained model is head-major, post-LN, sinusoidal, shared: this one
     # covers the other layout, pre-LN (final LayerNorms), learned positions,

@@ -37,6 +37,7 @@ SERVE = textwrap.dedent(
     cases = json.loads(open(sys.argv[2]).read())
     pairs = cases.pop("_score")
     prefixed = cases.pop("_prefix")
+    option_cases = cases.pop("_options")
     out = {}
 
     def texts(result):
@@ -61,6 +62,21 @@ SERVE = textwrap.dedent(
     }
     out["sample_again"] = texts(sample(sentences=strings(prefixed["sources"]), seed=tf.constant(3)))
     out["sample_blank"] = texts(sample(sentences=strings(["", " "]), seed=tf.constant(1)))
+    with_options = loaded.signatures["translate_options"]
+    out["options"] = {
+        name: texts(with_options(
+            sentences=strings(cases["ordinary"]), alpha=tf.constant(alpha, tf.float32),
+            min_length=tf.constant(min_length, tf.int32),
+            repetition_penalty=tf.constant(penalty, tf.float32),
+        ))
+        for name, (alpha, min_length, penalty) in option_cases.items()
+    }
+    try:
+        with_options(sentences=strings(["one"]), alpha=tf.constant(0.6), min_length=tf.constant(-1),
+                     repetition_penalty=tf.constant(1.0))
+        out["options_bad"] = "no error"
+    except tf.errors.InvalidArgumentError as error:
+        out["options_bad"] = error.message
     nbest = loaded.signatures["translate_nbest"]
     out["nbest"] = {}
     for name in ("ordinary", "blank", "empty_batch", "mixed_lengths"):
@@ -212,14 +228,19 @@ def test_export_serves_like_the_translator(tmp_path):
         assert os.path.exists(os.path.join(version_dir, path)), path
     # One loop per search: serving_default, translate_token_ids and
     # translate_prefix share one beam search; translate_nbest,
-    # translate_constrained and translate_sample have their own; the
+    # translate_constrained, translate_sample and translate_options (the
+    # beam search with the repetition penalty) have their own; the
     # key/value cache grows inside each loop.
-    assert _while_loops(version_dir) == 4
+    assert _while_loops(version_dir) == 5
     # Stock TF Serving ops only: no op that needs XLA's compiler.
     assert _xla_ops(version_dir) == []
 
     cases_path = tmp_path / "cases.json"
-    cases_path.write_text(json.dumps(dict(CASES, _score=SCORE_PAIRS, _prefix=PREFIX_CASES)))
+    # translate_options: the export's values, then others.
+    option_cases = {"export": [ALPHA, 0, 1.0], "changed": [0.0, 6, 2.0]}
+    cases_path.write_text(json.dumps(
+        dict(CASES, _score=SCORE_PAIRS, _prefix=PREFIX_CASES, _options=option_cases)
+    ))
     script = tmp_path / "serve.py"
     script.write_text(SERVE % VOCABULARY)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
@@ -264,6 +285,16 @@ def test_export_serves_like_the_translator(tmp_path):
         assert_same(served["nbest"][name], expected["nbest"][name], f"nbest {name}")
     for seed in ("3", "11"):
         assert served["sample"][seed]["translations"] == expected["sample"][seed], seed
+    # translate_options: with the export's values it is serving_default;
+    # with others, the Translator with those options (and not the same).
+    assert_same(served["options"]["export"], served["ordinary"], "options at the export's")
+    texts, scores = translator.translate(
+        CASES["ordinary"], return_scores=True, beam_size=BEAM, max_extra_length=EXTRA,
+        alpha=0.0, min_length=6, repetition_penalty=2.0,
+    )
+    assert_same(served["options"]["changed"], {"translations": texts, "scores": scores}, "options")
+    assert served["options"]["changed"]["translations"] != served["ordinary"]["translations"]
+    assert "min_length must be >= 0" in served["options_bad"]
     # The token-id signature: 0-padded ids in, the Translator's hypotheses
     # (EOS included, PAD after it) and scores out.
     for served_ids, ids in zip(served["token_ids"], expected["token_ids"]["ids"]):

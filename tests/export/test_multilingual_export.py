@@ -41,6 +41,7 @@ PLAIN_INPUTS = {
     "translate_constrained": ["constraints", "sources"],
     "translate_sample": ["seed", "sentences"],
     "score": ["sources", "targets"],
+    "translate_options": ["alpha", "min_length", "repetition_penalty", "sentences"],
 }
 
 SERVE = SERVE_PRELUDE + textwrap.dedent(

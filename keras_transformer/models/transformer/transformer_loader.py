@@ -31,6 +31,7 @@ from keras_transformer.models.transformer.transformer_presets import (
     check_run_directory,
     source_vocabulary_asset,
 )
+from keras_transformer.options import RUN_DEFAULTS
 from keras_transformer.utils.file_io import check_weights_file, load_model, read_json
 from keras_transformer.utils.run_files import (
     MODEL_FILENAME,
@@ -117,7 +118,7 @@ class TrainedModelFiles:
 
     def decoding_defaults(self):
         """The decoding settings saved with the model: a run's `TrainConfig`
-        (``beam_size``, ``alpha``, ``max_extra_length``, and ``max_length``)
+        (its `keras_transformer.options.RUN_DEFAULTS` and ``max_length``)
         or a preset's ``task.json`` (the task's ``decode_options``); unset
         values are left out."""
         if self.kind == "run":
@@ -125,7 +126,7 @@ class TrainedModelFiles:
             if path is None:
                 return {}
             config = read_json(path, "run config")
-            keys = ("beam_size", "alpha", "max_extra_length", "max_length")
+            keys = (*RUN_DEFAULTS, "max_length")
             return {key: config[key] for key in keys if config.get(key) is not None}
         path = os.path.join(self.directory, TASK_CONFIG_FILE)
         if not os.path.isfile(path):
@@ -135,7 +136,7 @@ class TrainedModelFiles:
         if not isinstance(config, dict):
             raise ValueError(f"The preset file {path!r} holds no task config (a JSON object).")
         settings = dict(config.get("decode_options") or {})
-        keys = ("beam_size", "alpha", "max_extra_length")
+        keys = RUN_DEFAULTS
         settings.update({key: config[key] for key in keys if key in config})
         return settings
 

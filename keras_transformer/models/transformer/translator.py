@@ -25,6 +25,7 @@ from keras_transformer.models.transformer.translator_batches import (
 )
 from keras_transformer.models.transformer.translator_forced import TranslatorForcedDecoding
 from keras_transformer.models.transformer.translator_inputs import TranslatorInputs
+from keras_transformer.options import DEFAULTS
 from keras_transformer.special_tokens import (
     PAD_ID,
     check_language_tag_position,
@@ -123,7 +124,7 @@ class Translator(TranslatorInputs, TranslatorForcedDecoding, TranslatorBatches):
         self,
         model,
         tokenizer,
-        max_source_length=256,
+        max_source_length=DEFAULTS["max_source_length"],
         batch_size=32,
         length_bucket=16,
         jit_compile="auto",
