@@ -113,7 +113,10 @@ OPTIONS = (
         run_default=True, saved_model=SAVED_MODEL_INPUT, ctranslate2="repetition_penalty",
     ),
     Option(
-        "num_return", int, 1, "hypotheses returned per sentence, best first", minimum=1,
+        "num_return", int, 1,
+        "print the K best hypotheses (K samples with --sampling) as fairseq-like "
+        "'H-<line>\\t<score>\\t<text>' lines (at most the beam size)", minimum=1,
+        flag="--n-best", metavar="K", commands=("translate",),
         saved_model="the translate_nbest signature returns --n-best hypotheses",
         ctranslate2="num_hypotheses",
     ),

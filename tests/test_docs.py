@@ -270,6 +270,20 @@ def test_signature_table_is_generated_from_the_exports_signatures():
 
 
 @pytest.mark.backend_independent
+def test_option_table_is_generated_from_the_option_definitions():
+    from keras_transformer import options
+
+    generator = _module("generate_option_table")
+    block = generator.table()
+    text = _read(os.path.join("docs", "decoding.md"))
+    assert generator.rewrite(text, block) == text, (
+        "docs/decoding.md's option table is stale: run python docs/generate_option_table.py"
+    )
+    for option in options.OPTIONS:
+        assert f"| `{option.name}` | `{option.default}` |" in block
+
+
+@pytest.mark.backend_independent
 def test_the_multi30k_recipe_leaves_the_backend_to_the_user():
     config = TrainConfig.from_file(os.path.join(REPO_ROOT, "benchmarks", "multi30k.yaml"))
     assert config.backend is None, "benchmarks/multi30k.yaml must not override KERAS_BACKEND"

@@ -106,9 +106,6 @@ def _decode_options(args, run_config):
     values.pop("batch_size", None)
     if getattr(args, "sampling", False) and getattr(args, "beam_size", None) is None:
         values["beam_size"] = 1  # the run's beam size is for search
-    n_best = getattr(args, "n_best", None)
-    if n_best is not None:
-        values["num_return"] = n_best
     return DecodeOptions(**values)
 
 

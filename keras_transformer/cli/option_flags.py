@@ -44,10 +44,10 @@ def decoding_flags(command):
     flags = []
     for name, option in decode_options.cli_flags(command):
         if option.type is bool:
-            flags.append(flag(name, action="store_true", help=option.help))
+            flags.append(flag(name, dest=option.name, action="store_true", help=option.help))
         else:
             flags.append(flag(
-                name, type=option_type(option), metavar=option.metavar,
+                name, dest=option.name, type=option_type(option), metavar=option.metavar,
                 help=decode_options.flag_help(option),
             ))
     return tuple(flags)

@@ -131,9 +131,6 @@ def _translate_flags():
         OUTPUT,
         *decoding_flags("translate"),
         BATCH_SIZE,
-        _flag("--n-best", type=_positive_int, metavar="K",
-              help="print the K best hypotheses (K samples with --sampling) as "
-              "fairseq-like 'H-<line>\\t<score>\\t<text>' lines (at most the beam size)"),
         _flag("--format", choices=("text", "jsonl"), default="text",
               help="text (default: one translation per line, or H-/A- lines with "
               "--n-best/--print-alignment) or jsonl (one JSON object per input line)"),

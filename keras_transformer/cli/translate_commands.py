@@ -60,7 +60,7 @@ def _run_translate(args):
         lines, constraints = _split_constraints(lines)
     indices = [i for i, line in enumerate(lines) if line]
     batch_size = getattr(args, "batch_size", None)
-    detailed = args.n_best is not None or args.print_alignment or args.format == "jsonl"
+    detailed = args.num_return is not None or args.print_alignment or args.format == "jsonl"
     result = translator.translate(
         [lines[i] for i in indices],
         options,

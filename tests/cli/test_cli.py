@@ -112,7 +112,23 @@ def test_train_then_translate_from_the_run_directory(
     capsys.readouterr()
     monkeypatch.setattr(sys, "stdin", io.StringIO("twenty-one\nseven\n"))
     assert main(["translate", "--model-dir", str(trained_run), "--beam-size", "1"]) == 0
-    assert len(capsys.readouterr().out.split("\n")) == 3
+    plain = capsys.readouterr().out
+    assert len(plain.split("\n")) == 3
+    # The repetition controls and min_length: flags generated from the
+    # option definitions, the same translations as the Translator's.
+    from keras_transformer.models.transformer.translator import Translator
+
+    flags = {"min_length": 12, "no_repeat_ngram_size": 1, "repetition_penalty": 1.5}
+    monkeypatch.setattr(sys, "stdin", io.StringIO("twenty-one\nseven\n"))
+    argv = ["translate", "--model-dir", str(trained_run), "--beam-size", "1"]
+    for name, value in flags.items():
+        argv += ["--" + name.replace("_", "-"), str(value)]
+    assert main(argv) == 0
+    controlled = capsys.readouterr().out
+    expected = Translator.from_directory(str(trained_run)).translate(
+        ["twenty-one", "seven"], beam_size=1, **flags
+    )
+    assert controlled.split("\n")[:2] == expected and controlled != plain
 
 
 def test_translate_n_best_alignment_and_score_lines(trained_run, tmp_path, capsys):
