@@ -16,7 +16,12 @@ What the mapping has to get right (each is checked by
   sin, odd columns cos); CTranslate2's built-in one concatenates them. The
   export writes an explicit table of ``max_positions`` rows computed with
   this package's `sinusoidal_encoding` (learned positions: the model's
-  table), so CTranslate2 never uses its own.
+  table), so CTranslate2 never uses its own. Relative positions
+  (``positional_encoding="relative"``) are CTranslate2's
+  ``relative_position``: no position table, and each self-attention's
+  ``relative_position_keys`` and ``relative_position_values`` (``2m + 1``
+  rows of ``head_dim``; CTranslate2 reads ``m`` from their shape), the
+  layout OpenNMT-py's converter writes.
 * Fused projections: CTranslate2 wants self-attention ``linear[0]`` =
   ``[Q; K; V]`` and encoder-decoder attention ``linear[0]`` = Q,
   ``linear[1]`` = ``[K; V]``, each block ``[head_1; ...; head_h]``, as
@@ -236,6 +241,9 @@ def _set_attention(spec, attention, layer_norm):
         _set_linear(spec.linear[1], attention.key_value_dense, weight, bias)
     _set_linear(spec.linear[-1], attention.output_dense)
     _set_layer_norm(spec.layer_norm, layer_norm)
+    if attention.max_relative_position:
+        spec.relative_position_keys = _numpy(attention.relative_position_keys)
+        spec.relative_position_values = _numpy(attention.relative_position_values)
 
 
 def _set_feed_forward(spec, feed_forward, layer_norm):
@@ -337,15 +345,25 @@ def build_transformer_spec(model, pieces, max_positions=DEFAULT_MAX_POSITIONS):
         common_spec.Activation,
         CTRANSLATE2_ACTIVATIONS[model.encoder_layers[0].feed_forward.activation],
     )
+    relative = model.positional_encoding == "relative"
     encoder = transformer_spec.TransformerEncoderSpec(
-        model.num_layers, model.num_heads, pre_norm=pre_norm, activation=activation
+        model.num_layers,
+        model.num_heads,
+        pre_norm=pre_norm,
+        activation=activation,
+        relative_position=relative,
     )
     decoder = transformer_spec.TransformerDecoderSpec(
-        model.num_layers, model.num_heads, pre_norm=pre_norm, activation=activation
+        model.num_layers,
+        model.num_heads,
+        pre_norm=pre_norm,
+        activation=activation,
+        relative_position=relative,
     )
     spec = transformer_spec.TransformerSpec(encoder, decoder)
     _set_embeddings(encoder, decoder, model)
-    _set_positions(encoder, decoder, model, max_positions)
+    if not relative:  # relative: CTranslate2 adds no position encodings
+        _set_positions(encoder, decoder, model, max_positions)
     _set_layers(encoder, decoder, model, pre_norm)
     _set_vocabularies(spec, model, pieces)
     _set_config(spec.config, epsilon)

@@ -8,6 +8,12 @@ from keras import ops
 
 from keras_transformer.layers.buffer_writes import write_along
 from keras_transformer.layers.masks import causal_mask, merge_attention_masks
+from keras_transformer.layers.relative_positions import (
+    check_max_relative_position,
+    relative_logits,
+    relative_position_ids,
+    relative_values,
+)
 
 PROJECTION_LAYOUTS = ("head_major", "qkv_major")
 # The layout of models saved before `projection_layout` existed.
@@ -126,6 +132,12 @@ class MultiHeadAttention(keras.layers.Layer):
             Defaults to "glorot_uniform".
         projection_layout: "head_major" or "qkv_major": the column order of
             the fused projections, see above. Defaults to "head_major".
+        max_relative_position: int >= 0. ``m > 0``: relative positions
+            (Shaw et al., 2018; self-attention only): tables
+            ``relative_position_keys`` and ``relative_position_values`` of
+            ``2m + 1`` rows of ``head_dim``, shared by the heads, add ``q_i .
+            a^K_ij`` to the logits and ``sum_j w_ij a^V_ij`` to the outputs,
+            ``a_ij`` the row of ``clip(j - i, -m, m)``. 0 (default): none.
 
     Call arguments:
         query: float tensor ``(batch, query_length, d_model)``.
@@ -169,10 +181,14 @@ class MultiHeadAttention(keras.layers.Layer):
         use_bias=True,
         kernel_initializer="glorot_uniform",
         projection_layout="head_major",
+        max_relative_position=0,
         **kwargs,
     ):
         super().__init__(**kwargs)
         check_projection_layout(projection_layout)
+        self.max_relative_position = check_max_relative_position(
+            max_relative_position, self_attention
+        )
         if d_model <= 0 or num_heads <= 0:
             raise ValueError(
                 "d_model and num_heads must be positive. "
@@ -222,6 +238,13 @@ class MultiHeadAttention(keras.layers.Layer):
             )
         self.output_dense = self._dense(self.d_model, "output")
         self.output_dense.build(query_shape[:-1] + (self.d_model,))
+        rows = 2 * self.max_relative_position + 1
+        for name in ("relative_position_keys", "relative_position_values"):
+            if self.max_relative_position:  # Shaw et al.'s a^K and a^V
+                weight = self.add_weight(
+                    name=name, shape=(rows, self.head_dim), initializer=self.kernel_initializer
+                )
+                setattr(self, name, weight)
         self.built = True
 
     # (batch, time, n * d_model) -> n tensors (batch, time, heads, head_dim)
@@ -319,7 +342,8 @@ class MultiHeadAttention(keras.layers.Layer):
 
         scores = None
         single_query = isinstance(query_length, int) and query_length == 1
-        if cache is not None and single_query and not return_attention_scores:
+        explicit = return_attention_scores or self.max_relative_position
+        if cache is not None and single_query and not explicit:
             # One decoding step: see `_single_query_attention`.
             outputs = self._single_query_attention(q, k, v, mask, any_valid)
             any_valid = None
@@ -338,7 +362,7 @@ class MultiHeadAttention(keras.layers.Layer):
                         mask = ops.repeat(mask, groups, axis=0)
                         any_valid = ops.repeat(any_valid, groups, axis=0)
             outputs, scores = self._general_attention(
-                q, k, v, mask, return_attention_scores
+                q, k, v, mask, return_attention_scores, causal_offset
             )
         if any_valid is not None:
             # any_valid: (B, 1, T, 1) -> (B, T, 1, 1) to match (B, T, h, d)
@@ -368,8 +392,10 @@ class MultiHeadAttention(keras.layers.Layer):
                 f"cache shape {shape}"
             )
 
-    def _general_attention(self, q, k, v, mask, return_attention_scores):
+    def _general_attention(self, q, k, v, mask, return_attention_scores, query_start=0):
         """``(outputs, scores or None)`` for ``(batch, time, heads, d)`` inputs."""
+        if self.max_relative_position:
+            return self._attention_with_scores(q, k, v, mask, query_start)
         if return_attention_scores or not fused_attention_supported(
             keras.backend.standardize_dtype(q.dtype)
         ):
@@ -424,18 +450,26 @@ class MultiHeadAttention(keras.layers.Layer):
             outputs = ops.where(any_valid, outputs, ops.zeros_like(outputs))
         return ops.reshape(outputs, (rows, 1, self.num_heads, self.head_dim))
 
-    def _attention_with_scores(self, q, k, v, mask):
+    def _attention_with_scores(self, q, k, v, mask, query_start=0):
         # (batch, heads, query_time, key_time), in float32: half-precision
         # QK^T can overflow (float16) before the scale brings it back.
-        logits = ops.einsum(
-            "bthd,bshd->bhts", ops.cast(q, "float32"), ops.cast(k, "float32")
-        ) / math.sqrt(self.head_dim)
+        q = ops.cast(q, "float32")
+        logits = ops.einsum("bthd,bshd->bhts", q, ops.cast(k, "float32"))
+        ids = None
+        if self.max_relative_position:
+            m = self.max_relative_position
+            ids = relative_position_ids(ops.shape(q)[1], ops.shape(k)[1], m, query_start)
+            logits = logits + relative_logits(q, self.relative_position_keys, ids)
+        logits = logits / math.sqrt(self.head_dim)
         if mask is not None:
             logits = ops.where(mask, logits, ops.full_like(logits, -1e9))
         weights = ops.softmax(logits, axis=-1)
-        outputs = ops.einsum(
-            "bhts,bshd->bthd", ops.cast(weights, v.dtype), v
-        )
+        value_weights = ops.cast(weights, v.dtype)
+        outputs = ops.einsum("bhts,bshd->bthd", value_weights, v)
+        if ids is not None:
+            outputs = outputs + relative_values(
+                value_weights, self.relative_position_values, ids
+            )
         return outputs, weights
 
     def compute_output_shape(self, query_shape, key_value_shape=None):
@@ -455,6 +489,8 @@ class MultiHeadAttention(keras.layers.Layer):
                 "projection_layout": self.projection_layout,
             }
         )
+        if self.max_relative_position:  # only where used: other configs unchanged
+            config["max_relative_position"] = self.max_relative_position
         return config
 
     @classmethod

@@ -41,6 +41,9 @@ class TransformerDecoderLayer(TransformerLayerBase):
             (the paper's); "swish" and "gelu" are those of other models
             (OPUS-MT uses "swish").
         layer_norm_epsilon: float > 0. Defaults to 1e-6.
+        max_relative_position: int >= 0. Relative position representations
+            in the self-attention (see `MultiHeadAttention`); 0 (default)
+            for none.
 
     Call arguments:
         decoder_sequence: float ``(batch, target_length, d_model)``.

@@ -32,6 +32,9 @@ class TransformerEncoderLayer(TransformerLayerBase):
             (the paper's); "swish" and "gelu" are those of other models
             (OPUS-MT uses "swish").
         layer_norm_epsilon: float > 0. Defaults to 1e-6.
+        max_relative_position: int >= 0. Relative position representations
+            in the self-attention (see `MultiHeadAttention`); 0 (default)
+            for none.
 
     Call arguments:
         encoder_sequence: float ``(batch, length, d_model)``.

@@ -4,6 +4,7 @@ import keras
 
 from keras_transformer.layers.attention import (
     MultiHeadAttention,
+    check_max_relative_position,
     with_legacy_projection_layout,
 )
 from keras_transformer.layers.feed_forward import PositionwiseFeedForward
@@ -76,10 +77,12 @@ class TransformerLayerBase(keras.layers.Layer):
         projection_layout="head_major",
         activation="relu",
         layer_norm_epsilon=LAYER_NORM_EPSILON,
+        max_relative_position=0,
         **kwargs,
     ):
         super().__init__(**kwargs)
         check_normalization_position(normalization_position)
+        self.max_relative_position = check_max_relative_position(max_relative_position)
         if not isinstance(layer_norm_epsilon, (int, float)) or not layer_norm_epsilon > 0:
             raise ValueError(
                 "layer_norm_epsilon must be a number > 0. Received: "
@@ -118,6 +121,9 @@ class TransformerLayerBase(keras.layers.Layer):
                 "layer_norm_epsilon": self.layer_norm_epsilon,
             }
         )
+        if self.max_relative_position:
+            # Only where used: the configs of other models stay as they were.
+            config["max_relative_position"] = self.max_relative_position
         return config
 
     @classmethod
@@ -139,6 +145,8 @@ class TransformerLayerBase(keras.layers.Layer):
             self.num_heads,
             self_attention=self_attention,
             projection_layout=self.projection_layout,
+            # Relative positions (Shaw et al.) are self-attention's only.
+            max_relative_position=self.max_relative_position if self_attention else 0,
             dtype=self.dtype_policy,
             name=name,
         )

@@ -28,6 +28,7 @@ import keras
 from keras import ops
 
 from keras_transformer.layers.attention import (
+    check_max_relative_position,
     check_projection_layout,
     with_legacy_projection_layout,
 )
@@ -80,7 +81,7 @@ except ImportError:  # pragma: no cover - exercised only without keras-hub.
     _Base = keras.Model
     KERAS_HUB_AVAILABLE = False
 
-POSITIONAL_ENCODINGS = ("sinusoidal", "learned")
+POSITIONAL_ENCODINGS = ("sinusoidal", "learned", "relative")
 TOKEN_INPUTS = ("encoder_token_ids", "decoder_token_ids")
 SEGMENT_INPUTS = ("encoder_segment_ids", "decoder_segment_ids")
 
@@ -203,10 +204,17 @@ class TransformerBackbone(
             to the output projection). Defaults to True.
         source_vocabulary_size: int. Only with ``share_embeddings=False``;
             defaults to ``vocabulary_size``.
-        positional_encoding: "sinusoidal" (default, §3.5) or "learned"
-            (Table 3, row E).
+        positional_encoding: "sinusoidal" (default, §3.5), "learned"
+            (Table 3, row E) or "relative" (Shaw et al., 2018: relative
+            position representations in every self-attention, and no
+            absolute positions added to the embeddings, as in OpenNMT and
+            CTranslate2; see `MultiHeadAttention`).
         max_length: int. Number of learned positions (only for "learned").
             Defaults to 1024.
+        max_relative_position: int >= 1. Only for "relative": distances
+            are clipped to ``[-m, m]`` (Shaw et al.'s k; CTranslate2's
+            ``maximum_relative_position``). Defaults to 16. Saved in the
+            config only for relative positions.
         normalization_position: "post" (default, the paper's) or "pre"
             (pre-LN; adds a final LayerNorm to the encoder and decoder).
         logits_dtype: dtype of the output projection's matmul and of the
@@ -268,10 +276,16 @@ class TransformerBackbone(
         layer_norm_epsilon=LAYER_NORM_EPSILON,
         sinusoid_layout="interleaved",
         output_bias=False,
+        max_relative_position=16,
         dtype=None,
         **kwargs,
     ):
         check_sinusoid_layout(sinusoid_layout)
+        relative_position = 0
+        if positional_encoding == "relative":
+            relative_position = check_max_relative_position(
+                check_int("max_relative_position", max_relative_position)
+            )
         source_vocabulary_size = _check_arguments(
             vocabulary_size, num_layers, d_model, num_heads, d_ff, dropout_rate,
             share_embeddings, source_vocabulary_size, positional_encoding, max_length,
@@ -298,6 +312,8 @@ class TransformerBackbone(
             )
 
         def position_layer(name):
+            if positional_encoding == "relative":
+                return None  # positions enter in the self-attention only
             if positional_encoding == "learned":
                 return LearnedPositionalEmbedding(max_length, dtype=dtype, name=name)
             return SinusoidalPositionalEncoding(
@@ -321,6 +337,7 @@ class TransformerBackbone(
             projection_layout=projection_layout,
             activation=activation,
             layer_norm_epsilon=layer_norm_epsilon,
+            max_relative_position=relative_position,
             dtype=dtype,
         )
         self.encoder_layers = [
@@ -406,6 +423,7 @@ class TransformerBackbone(
         self.layer_norm_epsilon = float(layer_norm_epsilon)
         self.sinusoid_layout = sinusoid_layout
         self.output_bias = bool(output_bias)
+        self.max_relative_position = max_relative_position
 
     def __setattr__(self, name, value):
         # Under the torch backend, torch.nn.Module refuses sub-module
@@ -429,9 +447,7 @@ class TransformerBackbone(
         attention_mask=None,
         positions=None,
     ):
-        x = self.source_embedding(encoder_token_ids)
-        x = self.encoder_position(x, positions=positions)
-        x = self.encoder_embedding_dropout(x, training=training)
+        x = self._embed_source(encoder_token_ids, training, positions)
         for layer in self.encoder_layers:
             x = layer(
                 x,
@@ -479,11 +495,18 @@ class TransformerBackbone(
             "decoder_sequence_output": decoder_output,
         }
 
+    def _embed_source(self, encoder_token_ids, training=None, positions=None):
+        x = self.source_embedding(encoder_token_ids)
+        if self.encoder_position is not None:  # None: relative positions
+            x = self.encoder_position(x, positions=positions)
+        return self.encoder_embedding_dropout(x, training=training)
+
     def _embed_target(
         self, decoder_token_ids, start_index=0, training=None, positions=None
     ):
         x = self.token_embedding(decoder_token_ids)
-        x = self.decoder_position(x, start_index=start_index, positions=positions)
+        if self.decoder_position is not None:  # None: relative positions
+            x = self.decoder_position(x, start_index=start_index, positions=positions)
         return self.decoder_embedding_dropout(x, training=training)
 
     # --- packed rows: several sentence pairs per row ---
@@ -661,6 +684,8 @@ class TransformerBackbone(
         ):
             if getattr(self, key) != default:
                 config[key] = getattr(self, key)
+        if self.positional_encoding == "relative":
+            config["max_relative_position"] = self.max_relative_position
         return config
 
     @classmethod

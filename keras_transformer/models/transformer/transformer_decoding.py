@@ -159,9 +159,7 @@ class TransformerDecoding:
             "decoder_self_attention": [],
             "decoder_cross_attention": [],
         }
-        x = self.encoder_embedding_dropout(
-            self.encoder_position(self.source_embedding(encoder_token_ids))
-        )
+        x = self._embed_source(encoder_token_ids)
         for layer in self.encoder_layers:
             x, layer_scores = layer(
                 x, encoder_padding_mask=encoder_mask, return_attention_scores=True

@@ -1,0 +1,138 @@
+"""Relative positions (``positional_encoding="relative"``) through the
+exports: a model trained briefly under the current backend, saved as a run
+directory, scores and translates in CTranslate2 and in the SavedModel as
+`keras_transformer.Translator` does."""
+
+import itertools
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+ctranslate2 = pytest.importorskip(
+    "ctranslate2", reason="ctranslate2 is not installed (the optional extra)"
+)
+
+from keras_transformer import Transformer, Translator  # noqa: E402
+from keras_transformer.data.default_task import default_task_splits  # noqa: E402
+from keras_transformer.decoding.forced import token_log_probs  # noqa: E402
+from keras_transformer.export.ctranslate2_converter import (  # noqa: E402
+    export_run_directory_to_ctranslate2,
+)
+from keras_transformer.export.ctranslate2_translator import (  # noqa: E402
+    CTranslate2Translator,
+)
+from keras_transformer.export.saved_model import export_saved_model  # noqa: E402
+from keras_transformer.models.transformer.subword_tokenizer import (  # noqa: E402
+    SubwordTokenizer,
+)
+from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy  # noqa: E402
+from keras_transformer.special_tokens import BOS_ID, EOS_ID  # noqa: E402
+
+from conftest import to_numpy  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+VOCABULARY_SIZE = 64
+LENGTH = 24
+MAX_EXTRA = 24
+# Smaller than most sentences' lengths, so that clipping matters.
+MAX_RELATIVE_POSITION = 4
+
+
+def _id_arrays(tokenizer, sources, targets):
+    encoder = np.zeros((len(sources), LENGTH), "int32")
+    decoder = np.zeros((len(sources), LENGTH), "int32")
+    labels = np.zeros((len(sources), LENGTH), "int32")
+    for row, (source, target) in enumerate(
+        zip(tokenizer.encode(sources), tokenizer.encode(targets))
+    ):
+        source, target = source + [EOS_ID], target + [EOS_ID]
+        encoder[row, : len(source)] = source
+        labels[row, : len(target)] = target
+        decoder[row, : len(target)] = [BOS_ID] + target[:-1]
+    return encoder, decoder, labels
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A relative-position model trained a few seconds, as a run directory."""
+    splits = default_task_splits(seed=0, num_train=2000, num_valid=0, num_test=16)
+    source, target = splits["train"]
+    tokenizer = SubwordTokenizer.train(
+        itertools.chain(source, target), vocabulary_size=VOCABULARY_SIZE
+    )
+    keras.utils.set_random_seed(5)
+    model = Transformer(
+        vocabulary_size=VOCABULARY_SIZE,
+        num_layers=2,
+        d_model=32,
+        num_heads=4,
+        d_ff=64,
+        dropout_rate=0.0,
+        positional_encoding="relative",
+        max_relative_position=MAX_RELATIVE_POSITION,
+    )
+    model.compile(
+        optimizer=keras.optimizers.Adam(5e-3), loss=LabelSmoothedCrossEntropy(0.1)
+    )
+    encoder, decoder, labels = _id_arrays(tokenizer, source, target)
+    model.fit(
+        {"encoder_token_ids": encoder, "decoder_token_ids": decoder},
+        labels,
+        batch_size=100,
+        epochs=3,
+        verbose=0,
+    )
+    directory = tmp_path_factory.mktemp("relative") / "run"
+    directory.mkdir()
+    model.save(str(directory / "model.keras"))
+    tokenizer.save(str(directory))
+    return model, tokenizer, str(directory), splits["test"]
+
+
+def test_ctranslate2_scores_and_translates_as_the_translator(run, tmp_path):
+    model, tokenizer, directory, (sources, targets) = run
+    exported = export_run_directory_to_ctranslate2(directory, str(tmp_path / "ct2"))
+    translator = CTranslate2Translator(exported, intra_threads=1, batch_size=8)
+
+    encoder, _, labels = _id_arrays(tokenizer, sources, targets)
+    ours = to_numpy(token_log_probs(model, encoder, labels))
+    theirs = translator.score(tokenizer.encode(sources), tokenizer.encode(targets))
+    for row, log_probs in enumerate(theirs):
+        length = int(np.sum(labels[row] != 0))
+        np.testing.assert_allclose(log_probs, ours[row, :length], rtol=0, atol=1e-4)
+
+    kwargs = dict(beam_size=4, alpha=0.6, max_extra_length=MAX_EXTRA)
+    ours = Translator(model, tokenizer, batch_size=16)
+    hypotheses, _ = ours.generate(tokenizer.encode(sources), **kwargs)
+    # Outputs that end before the length limit (where the searches differ
+    # by design), and longer than the clipping distance.
+    assert all(h[0][-1] == EOS_ID for h in hypotheses)
+    assert max(len(h[0]) for h in hypotheses) > MAX_RELATIVE_POSITION + 1
+    expected, expected_scores = ours.translate(sources, return_scores=True, **kwargs)
+    received, scores = translator.translate(sources, return_scores=True, **kwargs)
+    assert received == expected
+    np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-4)
+
+
+def test_saved_model_serves_as_the_translator(run, tmp_path):
+    pytest.importorskip("tensorflow_text")
+    model, tokenizer, directory, (sources, _) = run
+    version_dir = export_saved_model(
+        directory, str(tmp_path / "export"), warmup=False, beam_size=2, alpha=0.6,
+        max_extra_length=MAX_EXTRA,
+    )
+    loaded = tf.saved_model.load(version_dir)
+    served = loaded.signatures["serving_default"](
+        sentences=tf.constant(sources, dtype=tf.string)
+    )
+    translations = [t.decode("utf-8") for t in served["translations"].numpy()]
+    expected, expected_scores = Translator(model, tokenizer, batch_size=16).translate(
+        sources, beam_size=2, alpha=0.6, max_extra_length=MAX_EXTRA, return_scores=True
+    )
+    assert translations == expected
+    np.testing.assert_allclose(
+        served["scores"].numpy(), expected_scores, rtol=0, atol=1e-4
+    )
