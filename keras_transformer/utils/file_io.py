@@ -5,8 +5,20 @@ temporary name in the same directory, check the result (finite weights,
 strict JSON), then `os.replace` it over the old file: a crash or a NaN never
 replaces a good file. Reads (`read_json`, `load_model`, `check_weights_file`)
 raise errors that name the file and what is wrong with it.
+
+Weights files are verified at every load. `save_weights` writes the file's
+SHA-256 beside it, ``<file>.sha256`` in ``sha256sum``'s format (so
+``sha256sum -c`` checks it too); `check_weights_file` and
+`verify_checksum` compare it with the file's bytes: an HDF5 file whose data
+were damaged still opens, and its damage shows only as wrong numbers.
+Files written without one (by earlier versions, by Keras directly) load with
+the finite check alone: `check_loaded_weights` refuses NaN or inf values,
+naming the file and the variables. A ``.keras`` file is a zip archive whose
+members carry a CRC-32 that `zipfile` checks as Keras reads them; it gets
+the finite check after loading (`load_model`).
 """
 
+import hashlib
 import json
 import math
 import os
@@ -34,9 +46,98 @@ def check_weights_file(path, raise_error=True):
                 pass
         except OSError as error:
             reason = f"truncated or not an HDF5 file: {error}"
+    if reason is None:
+        reason = _checksum_mismatch(path)
     if reason is not None and raise_error:
         raise ValueError(f"Cannot read the weights file {path!r} ({reason}).")
     return reason
+
+
+# --- checksums of weights files (``<file>.sha256``, sha256sum's format) ---
+
+CHECKSUM_SUFFIX = ".sha256"
+# (path, size, mtime, expected digest) of the files verified in this
+# process: a file loaded twice (its check, then its load) is hashed once.
+_VERIFIED = set()
+
+
+def checksum_path(path):
+    """The checksum file of ``path``: ``<path>.sha256``."""
+    return os.fspath(path) + CHECKSUM_SUFFIX
+
+
+def file_sha256(path):
+    """The SHA-256 of the file ``path``, in hex (read in 1 MiB blocks)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_checksum(path):
+    """Writes ``<path>.sha256`` (``"<hex>  <file name>"``, as ``sha256sum``
+    writes it) atomically; returns its path."""
+    line = f"{file_sha256(path)}  {os.path.basename(os.fspath(path))}\n"
+    return atomic_write_bytes(checksum_path(path), line.encode("ascii"))
+
+
+def _expected_sha256(path):
+    """The digest recorded in ``<path>.sha256``, or None where there is none.
+    A checksum file that is not one hex digest is a ValueError naming it."""
+    sidecar = checksum_path(path)
+    if not os.path.isfile(sidecar):
+        return None
+    with open(sidecar, "rb") as f:
+        fields = f.read(4096).split()
+    digest = fields[0].decode("ascii", "replace").lower() if fields else ""
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise ValueError(
+            f"The checksum file {sidecar!r} holds no SHA-256 digest (expected "
+            f"'<64 hex digits>  {os.path.basename(os.fspath(path))}')."
+        )
+    return digest
+
+
+def _checksum_mismatch(path):
+    """None when ``path`` matches its ``.sha256`` file (or has none); else
+    the reason, naming both digests."""
+    expected = _expected_sha256(path)
+    if expected is None:
+        return None
+    status = os.stat(path)
+    key = (os.path.abspath(os.fspath(path)), status.st_size, status.st_mtime_ns, expected)
+    if key in _VERIFIED:
+        return None
+    actual = file_sha256(path)
+    if actual != expected:
+        return (
+            f"corrupt: its SHA-256 is {actual}, not the {expected} written "
+            f"with it in {checksum_path(path)!r}"
+        )
+    _VERIFIED.add(key)
+    return None
+
+
+def verify_checksum(path):
+    """Raises a ValueError naming ``path`` when its bytes differ from its
+    ``.sha256`` file; files without one pass (earlier versions wrote none)."""
+    reason = _checksum_mismatch(path)
+    if reason is not None:
+        raise ValueError(f"Cannot load the weights file {os.fspath(path)!r} ({reason}).")
+
+
+def check_loaded_weights(variables, path):
+    """Raises a ValueError naming the file ``path`` and the variables
+    holding NaN or inf, after ``variables`` were loaded from it."""
+    bad = nonfinite_variables(variables)
+    if bad:
+        more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+        raise ValueError(
+            f"The weights file {os.fspath(path)!r} holds non-finite (NaN or inf) "
+            f"values in {', '.join(bad[:3])}{more}: a corrupt file or a diverged "
+            "model; it was not used."
+        )
 
 
 def finite_json(value):
@@ -121,9 +222,19 @@ def save_model(model, path):
 
 
 def save_weights(model, path):
-    """Saves ``model``'s weights atomically, after checking they are finite."""
+    """Saves ``model``'s weights atomically, after checking they are finite,
+    and their SHA-256 beside them (`write_checksum`).
+
+    The old checksum file goes first: a crash between the two writes leaves
+    weights without a checksum (loaded with the finite check alone), never
+    weights with another file's checksum.
+    """
     check_finite(model.weights, f"The model to save as {os.fspath(path)!r}")
-    return _replace_with(path, model.save_weights)
+    if os.path.exists(checksum_path(path)):
+        os.remove(checksum_path(path))
+    _replace_with(path, model.save_weights)
+    write_checksum(path)
+    return os.fspath(path)
 
 
 def load_model(path, compile=True):
@@ -140,9 +251,11 @@ def load_model(path, compile=True):
     # Registers the package's layers before deserializing.
 
     try:
-        return keras.saving.load_model(path, compile=compile)
+        model = keras.saving.load_model(path, compile=compile)
     except (ValueError, OSError, KeyError, EOFError, zipfile.BadZipFile) as error:
         raise ValueError(f"Cannot load the model {path!r}: {error}") from error
+    check_loaded_weights(model.weights, path)
+    return model
 
 
 def copy_file_atomic(source, target):

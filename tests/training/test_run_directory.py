@@ -86,7 +86,8 @@ def test_non_finite_weights_never_replace_a_good_file(tmp_path):
     with pytest.raises(ValueError, match="non-finite"):
         file_io.save_model(model, tmp_path / "model.keras")
     assert path.read_bytes() == good
-    assert os.listdir(tmp_path) == ["epoch_001.weights.h5"]
+    # The good file and its checksum; no temporary file left.
+    assert sorted(os.listdir(tmp_path)) == ["epoch_001.weights.h5", "epoch_001.weights.h5.sha256"]
 
 
 def test_path_spelling_does_not_matter(tmp_path, monkeypatch):

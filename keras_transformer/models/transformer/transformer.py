@@ -7,11 +7,14 @@ the layout of its saved weights are `TransformerBackbone`'s, so files saved
 by every earlier version load with the same outputs.
 """
 
+import os
+
 import keras
 
 from keras_transformer.models.transformer.transformer_backbone import (
     TransformerBackbone,
 )
+from keras_transformer.utils.file_io import check_loaded_weights, verify_checksum
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
@@ -43,3 +46,19 @@ class Transformer(TransformerBackbone):
 
     def _sequence_outputs(self, encoder_output, decoder_output):
         return self.logits(decoder_output)
+
+    def load_weights(self, filepath, skip_mismatch=False, **kwargs):
+        """`keras.Model.load_weights`, verified: a file with a ``.sha256``
+        beside it (every weights file the package writes) must match it, and
+        the loaded values must be finite; otherwise a ValueError names the
+        file (and the variables holding NaN or inf).
+
+        Every weights file of a run loads through here: the preset's
+        ``model.weights.h5`` (`Translator`, the command line, both exports),
+        epoch and best checkpoints, checkpoint averaging.
+        """
+        local = isinstance(filepath, (str, os.PathLike)) and os.path.isfile(filepath)
+        if local:
+            verify_checksum(filepath)
+        super().load_weights(filepath, skip_mismatch=skip_mismatch, **kwargs)
+        check_loaded_weights(self.weights, filepath)

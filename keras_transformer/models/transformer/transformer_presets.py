@@ -16,7 +16,7 @@ import keras
 import sentencepiece as spm
 
 from keras_transformer.special_tokens import check_reserved_pieces
-from keras_transformer.utils.file_io import read_json
+from keras_transformer.utils.file_io import read_json, verify_checksum
 from keras_transformer.utils.run_files import (
     MODEL_FILENAME,
     MODEL_WEIGHTS_FILE,
@@ -228,7 +228,8 @@ def check_run_directory(directory):
 
 def check_preset_directory(directory, require_tokenizer=True):
     """Raises a ValueError naming the file when ``directory`` is no usable
-    Transformer preset: no config, another architecture, no weights, no
+    Transformer preset: no config, another architecture, no weights, weights
+    that differ from their checksum (``model.weights.h5.sha256``), no
     tokenizer."""
     if "://" in directory:
         return  # Remote handles are checked by keras-hub while downloading.
@@ -256,6 +257,9 @@ def check_preset_directory(directory, require_tokenizer=True):
             f"The preset {directory!r} has no weights: "
             f"{os.path.join(directory, MODEL_WEIGHTS_FILE)!r} is missing."
         )
+    if os.path.isfile(os.path.join(directory, MODEL_WEIGHTS_FILE)):
+        # Before keras-hub reads it: a damaged HDF5 file loads without error.
+        verify_checksum(os.path.join(directory, MODEL_WEIGHTS_FILE))
     if require_tokenizer:
         for filename in (TOKENIZER_CONFIG_FILE, TOKENIZER_ASSET):
             path = os.path.join(directory, filename)

@@ -27,7 +27,7 @@ from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 from keras_transformer.objectives.metrics import MaskedTokenAccuracy
 from keras_transformer.objectives.schedules import transformer_optimizer
 from keras_transformer.special_tokens import check_language_tag_position
-from keras_transformer.utils.file_io import read_json
+from keras_transformer.utils.file_io import check_loaded_weights, read_json
 from keras_transformer.utils.run_files import TASK_CONFIG_FILE
 from keras_transformer.utils.private_apis import compile_task_without_sampler
 
@@ -408,6 +408,11 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
                 task = cls._from_transformer_preset(directory, load_weights, **kwargs)
             else:
                 task = super().from_preset(directory, load_weights=load_weights, **kwargs)
+                weights_path = os.path.join(directory, preset_lib.MODEL_WEIGHTS_FILE)
+                if load_weights and "backbone" not in kwargs:
+                    # keras-hub loaded them into a `TransformerBackbone`
+                    # (`Transformer.load_weights` checks its own loads).
+                    check_loaded_weights(task.backbone.weights, weights_path)
         else:
             task = super().from_preset(directory, load_weights=load_weights, **kwargs)
         if task.preprocessor is not None:
