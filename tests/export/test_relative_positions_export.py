@@ -115,6 +115,12 @@ def test_ctranslate2_scores_and_translates_as_the_translator(run, tmp_path):
     received, scores = translator.translate(sources, return_scores=True, **kwargs)
     assert received == expected
     np.testing.assert_allclose(scores, expected_scores, rtol=0, atol=1e-4)
+    # Compiled decoding (XLA, TensorFlow graphs) does not retrace for other
+    # sentences of the same shapes, nor for another runtime alpha.
+    traces = ours.generator.trace_count
+    assert traces > 0 or keras.config.backend() == "torch"  # torch: not traced
+    ours.translate(sources[::-1], **dict(kwargs, alpha=1.0))
+    assert ours.generator.trace_count == traces
 
 
 def test_saved_model_serves_as_the_translator(run, tmp_path):
