@@ -29,6 +29,7 @@ from keras_transformer.export.ctranslate2_converter import (
     export_run_directory_to_ctranslate2,
 )
 from keras_transformer.export.saved_model import export_saved_model
+from keras_transformer.export.transformers_exporter import export_to_transformers
 from keras_transformer.models.transformer.transformer_presets import PRESETS
 from keras_transformer.training.checkpoints import average_checkpoints
 from keras_transformer.training.evaluation import (
@@ -153,6 +154,11 @@ def _run_export(args):
 
     kwargs = _decoding_kwargs(args, run_config)
     kwargs.pop("batch_size", None)
+    if args.format == "transformers":
+        # The run's decoding defaults and the flags: generation_config.json.
+        export_to_transformers(model_dir, args.export_dir, decode_options=kwargs)
+        print(f"Exported {model_dir} -> {args.export_dir} (Hugging Face Marian)")
+        return 0
     # --temperature/--top-k/--top-p set the translate_sample signature's
     # filters; its seed comes with each request.
     sampling = {key: kwargs.pop(key) for key in _SAMPLING_FLAGS if key in kwargs}

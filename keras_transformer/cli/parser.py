@@ -92,7 +92,7 @@ BATCH_SIZE = _flag(
 
 QUANTIZE = _flag(
     "--quantize", choices=("int8",),
-    help="quantize the model's kernels to int8 (Keras' Model.quantize)",
+    help="quantize the model's Dense kernels to int8; their inputs stay in the compute dtype",
 )
 OUTPUT = _flag("--output", default="-", metavar="FILE", help="output file; '-' is stdout")
 TARGET_LANGUAGE = _flag(
@@ -212,9 +212,11 @@ def _export_flags():
         MAX_SOURCE_LENGTH,
         _flag("--no-warmup", dest="warmup", action="store_false",
               help="do not write TF Serving warmup requests"),
-        _flag("--format", choices=("saved_model", "ctranslate2"), default="saved_model",
-              help="saved_model (TF Serving, default) or ctranslate2 (needs the "
-              "optional ctranslate2 package; written to DIR/VERSION)"),
+        _flag("--format", choices=("saved_model", "ctranslate2", "transformers"),
+              default="saved_model",
+              help="saved_model (TF Serving, default), ctranslate2 (needs the "
+              "optional ctranslate2 package; written to DIR/VERSION) or transformers "
+              "(a Hugging Face MarianMTModel directory, written to DIR itself)"),
         _flag("--n-best", type=_positive_int, metavar="K",
               help="hypotheses per sentence of the SavedModel's translate_nbest "
               "signature (default: the beam size)"),
