@@ -9,12 +9,11 @@ from keras import ops
 from keras_transformer.decoding.constraints import (
     constrained_candidates,
     constraint_phrases,
-    forbid_early_eos,
+    constraints_met,
     initial_constraint_state,
     next_live_in_order,
 )
-from keras_transformer.decoding.logits_processors import enabled as processors_enabled
-from keras_transformer.decoding.logits_processors import process_scores
+from keras_transformer.decoding.logits_processors import StepContext, step_scores
 from keras_transformer.decoding.options import SearchInputs, SearchRequest
 from keras_transformer.decoding.search_loop import (
     NEG_INF,
@@ -28,11 +27,8 @@ from keras_transformer.decoding.search_step import (
     check_alpha,
     check_search_arguments,
     flat_gather,
-    force_prefix,
-    log_softmax_rows,
     prefix_arguments,
     row_max_lengths,
-    select_mask,
 )
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
@@ -321,7 +317,6 @@ def beam_search(
     prefix_ids, prefix_lengths = prefix_arguments(
         inputs.prefix_ids, inputs.prefix_lengths, batch
     )
-    min_length = inputs.min_length
     max_penalty = length_penalty(row_max, alpha)  # (batch,)
     positions = ops.arange(max_length + 1, dtype="int32")
     state = _initial_beam_state(cache_functions.tile(initial_cache, k), batch, k, max_length)
@@ -382,24 +377,16 @@ def beam_search(
         live_sequences = state["live_sequences"]
         last = ops.reshape(ops.take(live_sequences, index, axis=2), (-1, 1))
         logits, cache = tokens_to_logits(last, state["cache"], index)
-        log_probs = log_softmax_rows(logits, n * k)
-        if processors_enabled(request):
-            # On the log-probabilities, as Hugging Face's beam search: the
-            # hypotheses' scores add the processed values.
-            flat_sequences = ops.reshape(live_sequences, (n * k, -1))
-            log_probs = process_scores(log_probs, flat_sequences, index, request, inputs)
-        log_probs = ops.reshape(log_probs, (n, k, -1))
-        vocabulary_size = ops.shape(log_probs)[-1]
-        selectable = select_mask(
-            log_probs, index + 1, min_length, current["row_max"], EOS_ID, (PAD_ID, BOS_ID)
-        )
-        if phrases is not None:
+        context = StepContext(
+            request, inputs, index, ops.reshape(live_sequences, (n * k, -1)),
+            current["row_max"], current.get("prefix_ids"), current.get("prefix_lengths"),
             # EOS only once every constraint is met.
-            selectable = forbid_early_eos(selectable, state, phrases, EOS_ID)
-        selectable = force_prefix(
-            selectable, log_probs, index, current.get("prefix_ids"),
-            current.get("prefix_lengths"),
+            eos_allowed=None if phrases is None else constraints_met(state, phrases),
         )
+        # The options' processors on the log-probabilities, as Hugging
+        # Face's beam search: the hypotheses' scores add the processed values.
+        log_probs, selectable = step_scores(logits, (n, k), context, on_logits=False)
+        vocabulary_size = ops.shape(log_probs)[-1]
         # Candidate = live hypothesis + one token: (batch, k, vocab).
         candidates = state["live_log_probs"][:, :, None] + selectable
         top_log_probs, top_beams, top_tokens = top_candidates(

@@ -235,17 +235,10 @@ def next_live_in_order(top_log_probs, top_sequences, top_beams, ends, top_met,
     return live, ops.take_along_axis(top_beams, live_slots, axis=1), constraint_state
 
 
-
-def forbid_early_eos(selectable, state, phrases, eos_id):
-    """``selectable`` ``(batch, k, vocab)`` with EOS forbidden for every
-    live hypothesis that has not met all its constraint tokens."""
-    vocabulary_size = ops.shape(selectable)[-1]
-    all_met = ops.equal(
+def constraints_met(state, phrases):
+    """bool ``(batch, k)``: whether each live hypothesis has met all its
+    constraint tokens (EOS may end it only then)."""
+    return ops.equal(
         ops.sum(ops.cast(state["live_met"], "int32"), axis=2),
         phrases["total"][:, None],
-    )
-    is_eos = ops.equal(ops.arange(vocabulary_size, dtype="int32"), eos_id)
-    return ops.where(
-        ops.logical_and(ops.logical_not(all_met)[:, :, None], is_eos),
-        NEG_INF, selectable,
     )

@@ -3,8 +3,7 @@
 
 from keras import ops
 
-from keras_transformer.decoding.logits_processors import enabled as processors_enabled
-from keras_transformer.decoding.logits_processors import process_scores
+from keras_transformer.decoding.logits_processors import StepContext, step_scores
 from keras_transformer.decoding.options import SearchInputs, SearchRequest
 from keras_transformer.decoding.search_loop import (
     CacheFunctions,
@@ -14,11 +13,8 @@ from keras_transformer.decoding.search_loop import (
 from keras_transformer.decoding.search_step import (
     batch_size_of,
     check_search_arguments,
-    force_prefix,
-    logits_rows,
     prefix_arguments,
     row_max_lengths,
-    select_mask,
 )
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
@@ -81,7 +77,6 @@ def greedy_search(
     prefix_ids, prefix_lengths = prefix_arguments(
         inputs.prefix_ids, inputs.prefix_lengths, batch
     )
-    min_length = inputs.min_length
     positions = ops.arange(max_length + 1, dtype="int32")
     state = {
         "index": ops.convert_to_tensor(0, "int32"),
@@ -107,17 +102,12 @@ def greedy_search(
         index = state["index"]
         last = ops.take(state["sequences"], index, axis=1)[:, None]
         logits, cache = tokens_to_logits(last, state["cache"], index)
-        logits = logits_rows(logits, batch)  # (batch, vocab)
-        if processors_enabled(request):
-            # On the logits, as Hugging Face's greedy search and sampling.
-            logits = process_scores(logits, state["sequences"], index, request, inputs)
-        log_probs = ops.log_softmax(logits, axis=-1)
-        selectable = select_mask(
-            log_probs, index + 1, min_length, row_max, EOS_ID, (PAD_ID, BOS_ID)
+        context = StepContext(
+            request, inputs, index, state["sequences"], row_max, prefix_ids, prefix_lengths
         )
-        selectable = force_prefix(
-            selectable, log_probs, index, prefix_ids, prefix_lengths
-        )
+        # The options' processors on the logits, as Hugging Face's greedy
+        # search and sampling.
+        log_probs, selectable = step_scores(logits, (batch,), context, on_logits=True)
         if choose_token is None:
             token = ops.cast(ops.argmax(selectable, axis=-1), "int32")
         else:

@@ -1,25 +1,39 @@
-"""Score processors that every search applies at each step, before it masks
-the tokens a step may not choose (`search_step.select_mask`) and forces
-prefixes (`search_step.force_prefix`).
+"""The scores of a search step, for greedy search, beam search and sampling
+alike: `step_scores` turns the model's logits into the step's
+log-probabilities and the scores the search chooses from, through one chain
+of processors, in this order:
 
-Each processor takes the step's scores ``(rows, vocab)`` float32 and the
-hypotheses so far, ``sequences`` ``(rows, width)`` int32 (the start token
-at column 0, the token fed to this step at column ``index``, PAD after),
-and returns new scores. `process_scores` applies the ones a request enables
-(`SearchRequest.no_repeat_ngram_size`, ``penalize_repetition``), so that
-with none enabled a step has no extra op. Greedy search and sampling call it
-on the logits, beam search on the log-probabilities (Hugging Face's
-``generate`` does the same, and these options have its semantics).
+1. the options' processors (`process_scores`), each applied only when the
+   request enables it, so that a step without them has no extra op:
+   ``repetition_penalty`` (`penalize_repetition`) and
+   ``no_repeat_ngram_size`` (`no_repeat_ngram`), with Hugging Face's
+   semantics: greedy search and sampling apply them to the logits, beam
+   search to the log-probabilities (whose sum the hypotheses' scores are);
+2. the log-softmax;
+3. the forbidden tokens, the minimum length and each row's length limit
+   (`select_mask`);
+4. beam search's lexical constraints: no EOS before every constraint is
+   met (``eos_allowed``);
+5. the forced prefixes (`force_prefix`).
+
+Sampling then filters and draws from what this returns
+(`sampling.sample_tokens`), greedy search takes the argmax, beam search the
+top candidates. Each processor takes scores ``(rows, vocab)`` (or
+``(batch, beams, vocab)``) float32; the options' processors also take the
+hypotheses so far, ``sequences`` ``(rows, width)`` int32 (the start token at
+column 0, the token fed to this step at column ``index``, PAD after).
 
 Everything is `keras.ops` with static shapes apart from the rows, so the
 processors compile under XLA, in TensorFlow graphs (the SavedModel, where
 the rows shrink as sentences finish) and under ``torch.compile``.
 """
 
+import dataclasses
+
 from keras import ops
 
 from keras_transformer.decoding.search_loop import NEG_INF
-from keras_transformer.special_tokens import PAD_ID
+from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID
 
 
 def _row_indices(sequences, columns):
@@ -92,3 +106,125 @@ def process_scores(scores, sequences, index, request, inputs):
 def enabled(request):
     """Whether ``request`` enables any processor."""
     return bool(request.penalize_repetition or request.no_repeat_ngram_size)
+
+
+def logits_rows(logits, rows):
+    """``logits`` as float32 ``(rows, vocab)``."""
+    # Keep the vocabulary dimension static where it is (a TF graph would
+    # lose it with -1; sampling needs it).
+    vocabulary_size = logits.shape[-1] or -1
+    return ops.reshape(ops.cast(logits, "float32"), (rows, vocabulary_size))
+
+
+def log_softmax_rows(logits, rows):
+    return ops.log_softmax(logits_rows(logits, rows), axis=-1)
+
+
+def select_mask(
+    log_probs, next_length, min_length, row_max_lengths, eos_id, forbidden_ids
+):
+    """Log-probs used for choosing tokens: forbidden ones set to NEG_INF.
+
+    ``log_probs`` is ``(batch, ..., vocab)``; ``next_length`` (scalar) is the
+    length the hypotheses will have after this token; ``row_max_lengths`` is
+    ``(batch,)``.
+    """
+    vocabulary_size = ops.shape(log_probs)[-1]
+    vocab = ops.arange(vocabulary_size, dtype="int32")
+    is_eos = ops.equal(vocab, eos_id)
+    forbidden = ops.zeros_like(is_eos)
+    for token in forbidden_ids:
+        forbidden = ops.logical_or(forbidden, ops.equal(vocab, token))
+    # EOS before min_length is forbidden ...
+    forbidden = ops.logical_or(
+        forbidden, ops.logical_and(is_eos, next_length < min_length)
+    )
+    extra_dims = len(log_probs.shape) - 2
+    at_max = ops.greater_equal(next_length, row_max_lengths)
+    at_max = ops.reshape(at_max, (-1,) + (1,) * (extra_dims + 1))
+    # ... and at a row's last allowed position only EOS is allowed.
+    forbidden = ops.logical_or(
+        forbidden, ops.logical_and(at_max, ops.logical_not(is_eos))
+    )
+    return ops.where(forbidden, NEG_INF, log_probs)
+
+
+def force_prefix(selectable, log_probs, index, prefix_ids, prefix_lengths):
+    """At steps inside a row's prefix, only the prefix token is selectable.
+
+    ``selectable`` and ``log_probs`` are ``(batch, ..., vocab)``; the forced
+    token keeps its log-probability even where `select_mask` forbade it.
+    """
+    if prefix_ids is None:
+        return selectable
+    width = ops.shape(prefix_ids)[1]
+    column = ops.minimum(index, width - 1)
+    token = ops.take(prefix_ids, column, axis=1)  # (batch,)
+    forcing = index < prefix_lengths  # (batch,)
+    extra_dims = len(log_probs.shape) - 2
+    shape = (-1,) + (1,) * (extra_dims + 1)
+    vocab = ops.arange(ops.shape(log_probs)[-1], dtype="int32")
+    is_token = ops.equal(vocab, ops.reshape(token, shape))
+    forced = ops.where(is_token, log_probs, NEG_INF)
+    return ops.where(ops.reshape(forcing, shape), forced, selectable)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class StepContext:
+    """What a step's processors read besides the logits.
+
+    Args:
+        request: the `SearchRequest` (which options are enabled).
+        inputs: the `SearchInputs` (``min_length``, ``repetition_penalty``).
+        index: int scalar. The step: the fed token's column.
+        sequences: int32 ``(rows, width)``: the hypotheses so far, one row
+            per score row.
+        row_max: int32 ``(batch,)``: each sentence's maximum output length.
+        prefix_ids, prefix_lengths: the forced prefixes (or None).
+        eos_allowed: optional bool ``(batch, beams)``: False where EOS may
+            not end the hypothesis yet (unmet constraints).
+    """
+
+    request: object
+    inputs: object
+    index: object
+    sequences: object
+    row_max: object
+    prefix_ids: object = None
+    prefix_lengths: object = None
+    eos_allowed: object = None
+
+
+def step_scores(logits, shape, context, on_logits):
+    """``(log_probs, selectable)``, both float32 ``shape + (vocab,)``:
+    the step's log-probabilities (after the options' processors) and the
+    scores to choose from (forbidden tokens at ``NEG_INF``, prefixes
+    forced). ``shape`` is ``(batch,)`` or ``(batch, beams)``; ``on_logits``:
+    the options' processors act on the logits (greedy search, sampling)
+    rather than on the log-probabilities (beam search)."""
+    rows = shape[0] if len(shape) == 1 else shape[0] * shape[1]
+    scores = logits_rows(logits, rows)
+    processed = enabled(context.request)
+    if processed and on_logits:
+        scores = process_scores(
+            scores, context.sequences, context.index, context.request, context.inputs
+        )
+    log_probs = ops.log_softmax(scores, axis=-1)
+    if processed and not on_logits:
+        log_probs = process_scores(
+            log_probs, context.sequences, context.index, context.request, context.inputs
+        )
+    if len(shape) > 1:
+        log_probs = ops.reshape(log_probs, (*shape, -1))
+    selectable = select_mask(
+        log_probs, context.index + 1, context.inputs.min_length, context.row_max, EOS_ID,
+        (PAD_ID, BOS_ID),
+    )
+    if context.eos_allowed is not None:
+        is_eos = ops.equal(ops.arange(ops.shape(log_probs)[-1], dtype="int32"), EOS_ID)
+        banned = ops.logical_and(ops.logical_not(context.eos_allowed)[..., None], is_eos)
+        selectable = ops.where(banned, NEG_INF, selectable)
+    selectable = force_prefix(
+        selectable, log_probs, context.index, context.prefix_ids, context.prefix_lengths
+    )
+    return log_probs, selectable
