@@ -58,9 +58,6 @@ ALLOWED = {
     ),
     "keras_transformer/models/transformer/sentencepiece_vocabulary.py:"
     "sentencepiece_trainer_arguments": _SENTENCEPIECE,
-    "keras_transformer/data/corpus.py:prepare_corpus": (
-        "one parameter per `keras-transformer preprocess` flag"
-    ),
     "keras_transformer/training/validation_bleu.py:ValidationBleu.__init__": (
         "a Keras callback's constructor taking TrainConfig values"
     ),

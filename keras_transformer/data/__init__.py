@@ -10,6 +10,7 @@ TensorFlow where it is not installed.
 """
 
 from keras_transformer.data.corpus import prepare_corpus
+from keras_transformer.data.corpus_options import CorpusOptions
 from keras_transformer.data.corpus_batches import (
     BatchList,
     CorpusBatches,
@@ -66,6 +67,7 @@ __getattr__ = lazy_names(
 __all__ = [
     "BatchList",
     "CorpusBatches",
+    "CorpusOptions",
     "CorpusStream",
     "DatasetOptions",
     "DatasetReport",

@@ -32,6 +32,7 @@ import hashlib
 import os
 
 from keras_transformer.data.corpus_encoding import _encode_shards
+from keras_transformer.data.corpus_options import CorpusOptions
 from keras_transformer.data.corpus_resume import _existing_manifest
 from keras_transformer.data.corpus_vocabulary import _read_vocabulary, _train_vocabulary
 from keras_transformer.data.shard_writer import (
@@ -44,35 +45,17 @@ from keras_transformer.data.text_files import ParallelFiles
 from keras_transformer.models.transformer.sentencepiece_vocabulary import (
     sentencepiece_trainer_arguments,
 )
-from keras_transformer.special_tokens import (
-    check_language,
-    check_language_tag_position,
-    language_tag_ids,
-)
+from keras_transformer.special_tokens import language_tag_ids
 from keras_transformer.utils.console import log
 from keras_transformer.utils.file_io import atomic_write_bytes
 from keras_transformer.utils.run_files import (
     SOURCE_VOCABULARY_FILENAME,
     VOCABULARY_FILENAME,
 )
-from keras_transformer.utils.validation import check_int
 
 
 def prepare_corpus(
-    source,
-    target,
-    output_dir,
-    *,
-    vocabulary=None,
-    vocabulary_size=None,
-    source_vocabulary=None,
-    shard_size=250_000,
-    seed=0,
-    num_threads=None,
-    input_sentence_size=2_000_000,
-    languages=None,
-    language_tag="source",
-    verbose=1,
+    source, target, output_dir, *, vocabulary=None, options=None, verbose=1, **option_values
 ):
     """Tokenizes a parallel corpus into a prepared corpus (`PreparedCorpus`).
 
@@ -95,40 +78,13 @@ def prepare_corpus(
         vocabulary: str or None. A SentencePiece model (``vocab.spm``, or a
             directory holding one, such as a run directory) to encode with;
             it is copied into ``output_dir``. Give either this or
-            ``vocabulary_size``.
-        vocabulary_size: int or None. Learn a shared BPE vocabulary of this
-            many pieces (the 4 reserved included) from the corpus.
-        source_vocabulary: str or None. A SentencePiece model of the
-            source side over the ids of ``vocabulary`` (a
-            ``source_vocab.spm``, or a directory holding one), for a model
-            whose sides segment with models of their own (an imported
-            Marian model): the sources are encoded with it, the targets
-            with ``vocabulary``; it is copied into ``output_dir``. When
-            ``vocabulary`` is a directory holding a ``source_vocab.spm``
-            (a run directory), that one is used unless given here.
-            Defaults to None (one model for both sides).
-        shard_size: int. Input lines per shard. Defaults to ``250_000``.
-        seed: int. Seed of the sample of sentences the vocabulary is
-            learned from. Defaults to ``0``.
-        num_threads: int or None. Threads of SentencePiece (training and
-            encoding). Defaults to the CPU count.
-        input_sentence_size: int. The vocabulary is learned from at most
-            this many sentences: all of them when the corpus has no more,
-            else a sample of both sides drawn with ``seed`` (the same for the
-            same files and seed). ``0``: every sentence. Defaults to
-            ``2_000_000``.
-        languages: list of str or None. For one model of several target
-            languages: the target language of each pair of files (after
-            glob expansion, in order). The vocabulary then reserves a tag
-            piece per language (`keras_transformer.special_tokens`), every
-            pair carries its language's tag id (first source token, or
-            first target token: ``language_tag``), and each shard holds
-            one language (shards end with each pair of files), so that the
-            stream can sample the languages (``sampling_temperature``).
-            Defaults to None (one target language, no tags).
-        language_tag: ``"source"`` or ``"target"``: where the tag goes
-            (see `keras_transformer.special_tokens`). Defaults to
-            ``"source"``.
+            ``vocabulary_size`` (to learn a shared BPE vocabulary of that
+            many pieces, the 4 reserved included, from the corpus).
+        options: a `CorpusOptions` (default: its defaults):
+            ``vocabulary_size``, ``source_vocabulary``, ``shard_size``,
+            ``seed``, ``num_threads``, ``input_sentence_size``,
+            ``languages``, ``language_tag``; ``option_values`` (keyword
+            arguments named like its fields) replace its values.
         verbose: int. ``0``: silent; ``1``: progress after each shard;
             ``2``: also SentencePiece's training log. Defaults to ``1``.
 
@@ -155,24 +111,17 @@ def prepare_corpus(
     print(corpus.num_pairs, corpus.num_shards)
     ```
     """
+    options = (options or CorpusOptions()).replace(**option_values)
+    vocabulary_size, source_vocabulary = options.vocabulary_size, options.source_vocabulary
+    shard_size, seed, languages = options.shard_size, options.seed, options.languages
+    input_sentence_size, num_threads = options.input_sentence_size, options.threads
+    language_tag = options.language_tag
     if (vocabulary is None) == (vocabulary_size is None):
         raise ValueError(
             "Give exactly one of vocabulary (a vocab.spm to encode with) and "
             "vocabulary_size (to learn one). Received: "
             f"vocabulary={vocabulary!r}, vocabulary_size={vocabulary_size!r}"
         )
-    shard_size = check_int("shard_size", shard_size)
-    seed = check_int("seed", seed, minimum=0)
-    input_sentence_size = check_int(
-        "input_sentence_size", input_sentence_size, minimum=0
-    )
-    if 0 < input_sentence_size <= 100:  # SentencePiece's own limit.
-        raise ValueError(
-            "input_sentence_size must be 0 (every sentence) or more than 100. "
-            f"Received: input_sentence_size={input_sentence_size}"
-        )
-    num_threads = check_int("num_threads", num_threads, allow_none=True)
-    num_threads = num_threads or os.cpu_count() or 1
     output_dir = os.fspath(output_dir)
     proto = source_proto = None
     if vocabulary is not None:
@@ -208,17 +157,14 @@ def prepare_corpus(
     settings.update(seed=seed, input_sentence_size=input_sentence_size)
     files = ParallelFiles(source, target)
     if languages is not None:
-        languages = [check_language(lang, "languages") for lang in languages]
+        languages = list(languages)
         if len(languages) != len(files.source_paths):
             raise ValueError(
                 f"languages needs one target language per pair of files: "
                 f"{len(languages)} for {len(files.source_paths)} pair(s) "
                 f"({', '.join(files.target_paths)})."
             )
-        settings.update(
-            languages=languages,
-            language_tag=check_language_tag_position(language_tag),
-        )
+        settings.update(languages=languages, language_tag=language_tag)
         if proto is None:
             trainer_arguments = sentencepiece_trainer_arguments(
                 vocabulary_size,
