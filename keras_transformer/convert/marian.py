@@ -54,6 +54,9 @@ from keras_transformer.special_tokens import (
     UNK_ID,
 )
 from keras_transformer.decoding.options import DecodeOptions
+from keras_transformer.models.transformer.transformer_preset_converters import (
+    register_preset_converter,
+)
 from keras_transformer.models.transformer.transformer_preset_writer import (
     write_preset_files,
 )
@@ -596,6 +599,9 @@ def convert_marian(source_dir, output_dir, overwrite=False):
 
 
 CONVERTERS = {"marian": convert_marian}
+# TransformerSeq2SeqLM.from_preset and keras-hub's from_preset convert a
+# Marian directory on load.
+register_preset_converter("marian", convert_marian)
 
 
 def convert(source_format, source_dir, output_dir, overwrite=False):

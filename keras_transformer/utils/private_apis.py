@@ -31,6 +31,15 @@ except ImportError:  # keras-hub is needed only by the keras-hub family.
     _keras_hub_preprocessing_function = None
     KERAS_HUB_TOKENIZER_AVAILABLE = False
 
+try:
+    from keras_hub.src.utils.preset_utils import KerasPresetLoader as _KerasPresetLoader
+    from keras_hub.src.utils.preset_utils import load_json as _load_preset_json
+    from keras_hub.src.utils.transformers.preset_loader import (
+        TransformersPresetLoader as _TransformersPresetLoader,
+    )
+except ImportError:  # keras-hub's presets are needed only with keras-hub.
+    _TransformersPresetLoader = None
+
 
 # --- Keras ---
 
@@ -291,6 +300,41 @@ def compile_task_without_sampler(task, **kwargs):
     decodes with its own beam search, and keras-hub has no public switch to
     compile a task without a sampler."""
     super(CausalLM, task).compile(**kwargs)
+
+
+def add_transformers_preset_converter(is_registered, convert):
+    """Lets keras-hub's ``from_preset`` (``Seq2SeqLM``, ``Backbone``, ...)
+    load Hugging Face directories of the package's registered
+    ``model_type`` values. keras-hub picks its ``TransformersPresetLoader``
+    for any ``config.json`` with a ``model_type`` and has a fixed list of
+    converters in it, no registry
+    (``keras_hub.src.utils.transformers.preset_loader``); for a local
+    directory whose type ``is_registered(model_type)``, constructing that
+    loader returns keras-hub's ``KerasPresetLoader`` of the keras-hub preset
+    ``convert(directory)`` writes instead. Other types load as before.
+    Without keras-hub, nothing to do."""
+    if _TransformersPresetLoader is None or getattr(
+        _TransformersPresetLoader, "keras_transformer_converters", False
+    ):
+        return
+    original_new = _TransformersPresetLoader.__new__
+
+    def __new__(cls, preset, config):
+        if not is_registered(config.get("model_type")):
+            if original_new is object.__new__:
+                return object.__new__(cls)
+            return original_new(cls, preset, config)
+        if "://" in str(preset):
+            raise ValueError(
+                f"{preset!r}: a {config.get('model_type')!r} checkpoint is converted "
+                "from a local directory; download it first (huggingface-cli "
+                "download ... --local-dir DIR) and load DIR."
+            )
+        converted = convert(preset)
+        return _KerasPresetLoader(converted, _load_preset_json(converted))
+
+    _TransformersPresetLoader.__new__ = __new__
+    _TransformersPresetLoader.keras_transformer_converters = True
 
 
 class SentencePieceTokenizerBase(SentencePieceTokenizer):

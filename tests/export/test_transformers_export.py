@@ -224,3 +224,22 @@ def test_refusals_before_any_work(trained, tmp_path):
     with pytest.raises(SystemExit) as exit_info:
         main(["export", "--model-dir", run, "--export-dir", str(exists), "--format", "transformers"])
     assert exit_info.value.code == 1
+
+
+def test_from_preset_converts_a_marian_directory(marian):
+    keras_hub = pytest.importorskip("keras_hub")
+    from keras_transformer.models import TransformerSeq2SeqLM
+
+    directory, run, sentences = marian
+    sentences = sentences[:6]
+    # The random model favours EOS: min_length makes the outputs differ.
+    expected = Translator.from_directory(run).translate(sentences, min_length=5)
+    ours = TransformerSeq2SeqLM.from_preset(directory, min_length=5)
+    theirs = keras_hub.models.Seq2SeqLM.from_preset(directory, min_length=5)
+    assert isinstance(theirs, TransformerSeq2SeqLM)
+    reference = keras.saving.load_model(os.path.join(run, "model.keras"), compile=False)
+    for task in (ours, theirs):
+        for a, b in zip(task.backbone.get_weights(), reference.get_weights()):
+            np.testing.assert_array_equal(a, b)
+        assert list(task.generate(sentences)) == expected
+    assert len(set(expected)) > 2

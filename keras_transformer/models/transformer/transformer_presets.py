@@ -15,6 +15,10 @@ import os
 import keras
 import sentencepiece as spm
 
+from keras_transformer.models.transformer.transformer_preset_converters import (
+    converted_model_type,
+    converted_preset,
+)
 from keras_transformer.special_tokens import check_reserved_pieces
 from keras_transformer.utils.file_io import read_json, verify_checksum
 from keras_transformer.utils.run_files import (
@@ -184,6 +188,8 @@ def resolve_trained_preset(preset):
             f"Architecture presets ({sorted(PRESETS)}) have no "
             "weights."
         )
+    if converted_model_type(preset) is not None:
+        return converted_preset(preset)  # A Hugging Face directory (OPUS-MT).
     if is_preset_directory(preset):
         return preset
     nested = os.path.join(preset, RUN_PRESET_DIRNAME)
