@@ -347,7 +347,7 @@ def marian_config(model, size, ids, max_positions):
         "forced_eos_token_id": None,
         "bos_token_id": None,
         "use_cache": True,
-        "torch_dtype": "float32",
+        "dtype": "float32",
     }
 
 
