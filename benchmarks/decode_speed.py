@@ -557,8 +557,9 @@ def format_table(results, args, command):
     if any(r.get("quantize") and r["backend"] != "ctranslate2" for r in results):
         lines += [
             "",
-            "(int8) rows: `Translator.from_directory(..., quantize=\"int8\")`, "
-            "Keras' `Model.quantize(\"int8\")` of the same model's dense layers.",
+            "(int8) rows: `Translator.from_directory(..., quantize=\"int8\")`: "
+            "int8 kernels of the same model's dense layers, their inputs in the "
+            "compute dtype.",
         ]
     lines.append(
         "Translation time includes compilation. load = 1-minute load average when "
@@ -629,7 +630,7 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0, help="seed of the random model")
     p.add_argument("--quantize", default=None,
                    help="comma-separated variants of each backend's translation run: "
-                        "'none' (float weights) and/or 'int8' (Keras' Model.quantize); "
+                        "'none' (float weights) and/or 'int8' (int8 kernels, float inputs); "
                         "e.g. none,int8 (needs a trained --model-dir)")
     p.add_argument("--ctranslate2", default=None, metavar="COMPUTE_TYPES",
                    help="also decode with CTranslate2 on the same weights, e.g. "

@@ -210,7 +210,7 @@ def engine_precision(engine, model_dir):
         return kind[len("ctranslate2_"):]
     policy = dtype or run_policy(model_dir)
     if kind == "saved_model_int8":
-        return f"int8 kernels (Keras), {policy}"
+        return f"int8 kernels, float inputs, {policy}"
     return policy
 
 

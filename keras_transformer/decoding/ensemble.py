@@ -23,6 +23,8 @@ import math
 
 from keras import ops
 
+from keras_transformer.utils.quantization import quantization_config
+
 __all__ = ["Ensemble", "check_weights", "members"]
 
 
@@ -176,14 +178,16 @@ class Ensemble:
         """Every model's variables, each once."""
         return _unique(v for model in self.models for v in model.weights)
 
-    def quantize(self, mode):
-        """Keras' ``Model.quantize(mode)`` applied to each model in place
-        (once for a model given twice)."""
+    def quantize(self, mode=None, config=None):
+        """Each model's ``quantize(mode, config)``, in place (once for a
+        model given twice); ``"int8"`` without a ``config`` is the
+        package's int8 (`keras_transformer.utils.quantization`)."""
+        config = quantization_config(mode, config)
         seen = set()
         for model in self.models:
             if id(model) not in seen:
                 seen.add(id(model))
-                model.quantize(mode)
+                model.quantize(mode, config=config)
 
     # --- the decoding interface of `Transformer` ---
 

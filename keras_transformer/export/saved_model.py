@@ -103,7 +103,7 @@ from keras_transformer.special_tokens import (
     language_tag_ids,
 )
 from keras_transformer.utils.dependencies import require
-from keras_transformer.utils.private_apis import one_garbage_collection
+from keras_transformer.utils.quantization import quantize_int8
 from keras_transformer.utils.validation import check_choice, check_int
 
 if keras.config.backend() == "tensorflow":
@@ -237,8 +237,7 @@ def _export_here(
         language_tag = files.language_tag()
     language_tag = check_language_tag_position(language_tag)
     if quantize is not None:
-        with one_garbage_collection():
-            model.quantize(quantize)
+        quantize_int8(model)
     vocabulary_path = files.vocabulary_path
     version_dir = os.path.join(export_dir, str(version))
     _check_new_version(version_dir)
@@ -313,7 +312,10 @@ def export_saved_model(
     ``sampling``, a dict with ``temperature``, ``top_k``, ``top_p`` for the
     ``translate_sample`` signature (default: plain sampling from the
     model's distribution).
-    ``quantize="int8"`` applies Keras' ``Model.quantize`` before export.
+    ``quantize="int8"`` quantizes the model the package's way before
+    export (`keras_transformer.utils.quantization.quantize_int8`: int8
+    kernels, inputs in the compute dtype; TensorFlow's CPU build has no
+    fast int8 x int8 matmul).
 
     A multilingual model's signatures take ``target_language`` (see the
     module's docstring). ``language_tag`` (``"source"`` or ``"target"``)

@@ -81,8 +81,10 @@ def variables_read_as_cast(models):
     A decoding loop reads every weight at every step; under a mixed policy
     each read is a cast of the whole kernel (in a TensorFlow graph one Cast
     op per kernel per step: about 5 M values a step for the `small`
-    preset). The values are those of the per-read cast (the same rounding),
-    so the outputs are unchanged. A variable reads as what its own layer's
+    preset). The int8 kernel of a Dense layer that keeps float inputs
+    (`_int8_kernel_reads`) reads once as the compute dtype too. The values
+    are those of the per-read cast (the same rounding), so the outputs are
+    unchanged. A variable reads as what its own layer's
     autocast scope makes of it: Keras' `Layer.__call__` enters
     ``AutocastScope(compute_dtype)`` for a layer whose compute and variable
     dtypes differ.
@@ -105,6 +107,7 @@ def variables_read_as_cast(models):
                 if variable._autocast and keras.backend.is_float_dtype(variable.dtype)
                 and variable.dtype != dtype
             ]
+        reads += _int8_kernel_reads(layer)
         # `cast_reads`: variables read without autocast that the layer casts
         # itself (the tied embeddings of the output projection).
         for variable, dtype in reads:
@@ -116,6 +119,36 @@ def variables_read_as_cast(models):
     scope.state_mapping.update(casts)
     with scope:
         yield
+
+
+def _int8_kernel_reads(layer):
+    """``[(kernel, compute dtype)]`` for an int8 ``keras.layers.Dense`` that
+    keeps float inputs (the package's int8, `keras_transformer.utils.
+    quantization`): its call multiplies the inputs by the int8 kernel
+    (``_kernel``, no public accessor returns the variable itself), which
+    the matmul converts to the inputs' dtype at every read; read as that
+    dtype once, the step runs one float matmul and the rescale by
+    ``kernel_scale``, with the same values. A layer that quantizes its
+    inputs multiplies int8 by int8 and keeps its kernel as it is."""
+    if not isinstance(layer, keras.layers.Dense) or layer.quantization_mode != "int8":
+        return []
+    if getattr(layer, "inputs_quantizer", None) is not None:
+        return []
+    return [(layer._kernel, layer.compute_dtype)]
+
+
+def set_dense_int8_config(layer, config):
+    """Gives a built int8 ``keras.layers.Dense`` the quantization ``config``
+    (a `keras.quantizers.Int8QuantizationConfig`) as though it had been
+    built with it: its public ``quantization_config`` and the input
+    quantizer that Keras' ``Dense._int8_build`` derives from it
+    (``inputs_quantizer``, read by every int8 call). Keras builds a layer
+    with the config given to its constructor, and a model's layers built
+    from a saved ``DTypePolicyMap`` are constructed without one."""
+    layer.quantization_config = config
+    layer.inputs_quantizer = keras.quantizers.QuantizationConfig.activation_quantizer_or_default(
+        config, keras.quantizers.AbsMaxQuantizer()
+    )
 
 
 def schedule_at_update_count(optimizer):

@@ -71,6 +71,12 @@ from keras_transformer.models.transformer.transformer_training import (
     TransformerTraining,
 )
 from keras_transformer.utils.private_apis import flatten_layers
+from keras_transformer.utils.quantization import (
+    INT8_INPUTS,
+    int8_inputs_of,
+    keep_float_inputs,
+    quantize_with_package_default,
+)
 from keras_transformer.utils.validation import check_choice, check_int, check_rate
 
 try:
@@ -235,6 +241,13 @@ class TransformerBackbone(
         output_bias: bool. A learned bias on the logits (Marian's
             ``final_logits_bias``). Defaults to False (the paper's tied
             projection has none).
+        int8_inputs: "int8" (default) or "float": what the int8 Dense
+            layers of a quantized model (``dtype`` a ``DTypePolicyMap`` of
+            int8 policies, as a quantized model's config saves it) do with
+            their inputs. "float" keeps them in the compute dtype (the
+            package's int8, `quantize`); "int8" quantizes them too (Keras'
+            default int8, and the configs saved without this key). Saved
+            in the config only as "float".
 
         dtype: dtype policy name or `keras.DTypePolicy`, e.g.
             "mixed_bfloat16". Logits are float32 in every policy.
@@ -277,10 +290,12 @@ class TransformerBackbone(
         sinusoid_layout="interleaved",
         output_bias=False,
         max_relative_position=16,
+        int8_inputs="int8",
         dtype=None,
         **kwargs,
     ):
         check_sinusoid_layout(sinusoid_layout)
+        check_choice("int8_inputs", int8_inputs, INT8_INPUTS)
         relative_position = 0
         if positional_encoding == "relative":
             relative_position = check_max_relative_position(
@@ -404,6 +419,10 @@ class TransformerBackbone(
         # again would store the map inside itself.
         if not KERAS_HUB_AVAILABLE and dtype is not None:
             self.dtype_policy = keras.dtype_policies.get(dtype)
+        if int8_inputs == "float":
+            # The layers were built from the dtype policies, which do not
+            # say what int8 layers do with their inputs.
+            keep_float_inputs(self)
 
         # === Config ===
         self.vocabulary_size = vocabulary_size
@@ -653,6 +672,16 @@ class TransformerBackbone(
                 f"{target_layer_names or list(LORA_LAYER_NAMES)} to adapt."
             )
 
+    def quantize(self, mode=None, config=None, **kwargs):
+        """`keras.Model.quantize`, in place; ``"int8"`` without a
+        ``config`` is the package's int8: int8 kernels, float inputs
+        (`keras_transformer.utils.quantization`, which says why). Keras'
+        own int8, inputs quantized too: ``keras.Model.quantize(model,
+        "int8")``, or a ``config`` that names its weight quantizer. The
+        config saves which one (``int8_inputs``), so a quantized preset or
+        ``.keras`` file reloads as the same model."""
+        quantize_with_package_default(super().quantize, mode, config, **kwargs)
+
     # --- configuration ---
 
     def get_config(self):
@@ -686,6 +715,8 @@ class TransformerBackbone(
                 config[key] = getattr(self, key)
         if self.positional_encoding == "relative":
             config["max_relative_position"] = self.max_relative_position
+        if int8_inputs_of(self) == "float":
+            config["int8_inputs"] = "float"
         return config
 
     @classmethod

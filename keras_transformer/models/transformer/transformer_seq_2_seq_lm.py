@@ -30,6 +30,7 @@ from keras_transformer.special_tokens import check_language_tag_position
 from keras_transformer.utils.file_io import check_loaded_weights, read_json
 from keras_transformer.utils.run_files import TASK_CONFIG_FILE
 from keras_transformer.utils.private_apis import compile_task_without_sampler
+from keras_transformer.utils.quantization import quantize_with_package_default
 
 SEARCHES = ("beam", "greedy")
 # The backbone of the presets of earlier versions: a `Transformer`, logits out.
@@ -362,6 +363,10 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         if isinstance(result, tuple):
             return tuple(part[0] for part in result)
         return result[0]
+
+    def quantize(self, mode=None, config=None, **kwargs):
+        """`TransformerBackbone.quantize` (int8: the package's) of the backbone's layers."""
+        quantize_with_package_default(super().quantize, mode, config, **kwargs)
 
     # --- configuration and presets ---
 

@@ -32,7 +32,7 @@ from keras_transformer.special_tokens import (
     language_tag_ids,
     target_language_ids,
 )
-from keras_transformer.utils.private_apis import one_garbage_collection
+from keras_transformer.utils.quantization import quantize_int8
 
 
 class Translator(TranslatorInputs, TranslatorForcedDecoding, TranslatorBatches):
@@ -78,10 +78,11 @@ class Translator(TranslatorInputs, TranslatorForcedDecoding, TranslatorBatches):
         jit_compile: bool or "auto". XLA on TensorFlow, ``torch.compile``
             of the search loop's body on torch (see `Generator`); "auto"
             (the default): neither.
-        quantize: None or "int8". "int8" applies Keras' ``Model.quantize``
-            to ``model`` (each model of an ensemble) **in place** (its
-            Dense/Embedding kernels become int8; a copy would double the
-            memory). Defaults to None.
+        quantize: None or "int8". "int8" quantizes ``model`` (each model
+            of an ensemble) **in place** the package's way
+            (`keras_transformer.utils.quantization.quantize_int8`: its Dense
+            kernels become int8, their inputs stay in the compute dtype; a
+            copy would double the memory). Defaults to None.
         language_tag: ``"source"`` or ``"target"``: where a model of
             several target languages was trained to find its language tag
             (`keras_transformer.special_tokens`; `from_directory` reads it
@@ -153,10 +154,7 @@ class Translator(TranslatorInputs, TranslatorForcedDecoding, TranslatorBatches):
             )
         check_vocabulary(tokenizer.vocabulary_size, model.vocabulary_size)
         if quantize is not None:
-            # In place: the model's kernels become int8 (Keras' own
-            # `Model.quantize`); a copy would double the memory.
-            with one_garbage_collection():
-                model.quantize(quantize)
+            quantize_int8(model)
         self.quantize = quantize
         self.model = model
         self.tokenizer = tokenizer
