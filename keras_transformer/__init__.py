@@ -25,79 +25,95 @@ plain ``keras.Model``, the tokenizer keeps its methods on a plain base, and
 using the keras-hub task or preprocessor raises an ImportError that says
 so.
 
+The ``keras-transformer`` command starts without the library: its
+launcher (`keras_transformer_cli`, outside this package so that importing it
+does not run this file first) is in ``sys.modules`` when it imports the
+package, which then imports only what the argument parser reads (pure
+Python). So ``--help`` answers without Keras or TensorFlow, and the command
+sets ``KERAS_BACKEND`` and TensorFlow's log level before Keras is imported;
+a subcommand then imports what it runs (the Keras classes register with
+`keras_transformer.cli.main`'s imports).
+
 The public API is in namespaces, as keras-hub's: `keras_transformer.layers`,
 `.models`, `.objectives`, `.decoding`, `.data`, `.training` and `.export`;
 their names (and `__all__`) are the same whatever is installed. The names
 at the top level are kept for compatibility.
 """
 
-from keras_transformer import (
-    data,
-    decoding,
-    export,
-    layers,
-    models,
-    objectives,
-    training,
-)
-from keras_transformer.data.corpus import prepare_corpus
-from keras_transformer.data.corpus_stream import CorpusStream
-from keras_transformer.data.options import DatasetOptions
-from keras_transformer.data.shards import PreparedCorpus
-from keras_transformer.decoding.ensemble import Ensemble
-from keras_transformer.decoding.options import DecodeOptions
-from keras_transformer.export.saved_model import export_saved_model
-from keras_transformer.models import (
-    KERAS_HUB_AVAILABLE,
-    PRESETS,
-    SubwordTokenizer,
-    Transformer,
-    TransformerBackbone,
-    TransformerTokenizer,
-    Translator,
-    list_presets,
-    register_trained_preset,
-)
-from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
-from keras_transformer.objectives.metrics import MaskedTokenAccuracy
-from keras_transformer.objectives.schedules import (
-    TransformerSchedule,
-    transformer_optimizer,
-)
-from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
-from keras_transformer.training.checkpoints import average_checkpoints
-from keras_transformer.training.config import TrainConfig
-from keras_transformer.training.trainer import train
-from keras_transformer.utils.dependencies import is_installed
+import sys
+
 from keras_transformer.version import __version__
 
-# Whether TensorFlow can be imported (found without importing it).
-TENSORFLOW_AVAILABLE = is_installed("tensorflow")
+# The name of the command's launcher module (see above).
+COMMAND_LAUNCHER = "keras_transformer_cli"
 
-if KERAS_HUB_AVAILABLE:
-    from keras_transformer.models import (
-        TransformerSeq2SeqLM,
-        TransformerSeq2SeqLMPreprocessor,
+if COMMAND_LAUNCHER not in sys.modules:
+    from keras_transformer import (
+        data,
+        decoding,
+        export,
+        layers,
+        models,
+        objectives,
+        training,
     )
+    from keras_transformer.data.corpus import prepare_corpus
+    from keras_transformer.data.corpus_stream import CorpusStream
+    from keras_transformer.data.options import DatasetOptions
+    from keras_transformer.data.shards import PreparedCorpus
+    from keras_transformer.decoding.ensemble import Ensemble
+    from keras_transformer.decoding.options import DecodeOptions
+    from keras_transformer.export.saved_model import export_saved_model
+    from keras_transformer.models import (
+        KERAS_HUB_AVAILABLE,
+        PRESETS,
+        SubwordTokenizer,
+        Transformer,
+        TransformerBackbone,
+        TransformerTokenizer,
+        Translator,
+        list_presets,
+        register_trained_preset,
+    )
+    from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
+    from keras_transformer.objectives.metrics import MaskedTokenAccuracy
+    from keras_transformer.objectives.schedules import (
+        TransformerSchedule,
+        transformer_optimizer,
+    )
+    from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+    from keras_transformer.training.checkpoints import average_checkpoints
+    from keras_transformer.training.config import TrainConfig
+    from keras_transformer.training.trainer import train
+    from keras_transformer.utils.dependencies import is_installed
 
-# Names that need an optional dependency, kept at the top level for
-# compatibility: keras-hub's classes (`keras_transformer.models`) and the
-# tf.data pipeline (`keras_transformer.data`, which imports TensorFlow when
-# one of them is first used). Where the dependency is missing, using one
-# raises the ImportError of its namespace.
-_OPTIONAL_NAMES = {
-    "TransformerSeq2SeqLM": models,
-    "TransformerSeq2SeqLMPreprocessor": models,
-    "make_dataset": data,
-    "make_dataset_from_corpus": data,
-    "make_dataset_from_files": data,
-}
+    # Whether TensorFlow can be imported (found without importing it).
+    TENSORFLOW_AVAILABLE = is_installed("tensorflow")
+
+    if KERAS_HUB_AVAILABLE:
+        from keras_transformer.models import (
+            TransformerSeq2SeqLM,
+            TransformerSeq2SeqLMPreprocessor,
+        )
+
+    # Names that need an optional dependency, kept at the top level for
+    # compatibility: keras-hub's classes (`keras_transformer.models`) and the
+    # tf.data pipeline (`keras_transformer.data`, which imports TensorFlow when
+    # one of them is first used). Where the dependency is missing, using one
+    # raises the ImportError of its namespace.
+    _OPTIONAL_NAMES = {
+        "TransformerSeq2SeqLM": models,
+        "TransformerSeq2SeqLMPreprocessor": models,
+        "make_dataset": data,
+        "make_dataset_from_corpus": data,
+        "make_dataset_from_files": data,
+    }
 
 
-def __getattr__(name):
-    if name in _OPTIONAL_NAMES:
-        return getattr(_OPTIONAL_NAMES[name], name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def __getattr__(name):
+        if name in _OPTIONAL_NAMES:
+            return getattr(_OPTIONAL_NAMES[name], name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -7,6 +7,10 @@ and fails on
 * a cycle among the package's modules,
 * an import inside a function, except of an optional dependency
   (`OPTIONAL_DEPENDENCIES`), which the package imports only where it is used,
+* a module imported by name (``importlib.import_module`` of a table's
+  entry: lazy package attributes, the command line's start) that a module
+  could not import: every string constant that names a module of the
+  package counts as an import of it,
 * a module of more than `MAX_MODULE_LINES` lines whose docstring does not say
   why it stays whole (`LONG_MODULE_REASON`: one concern a file, as keras-hub).
 """
@@ -73,16 +77,30 @@ def _layer(module):
 
 
 def _imports(module):
+    """`_imports_of_source` of ``module``'s file."""
+    with open(MODULES[module], encoding="utf-8") as f:
+        return _imports_of_source(f.read(), module)
+
+
+def _imports_of_source(source, module):
     """[(imported package module, line, inside a function)] of ``module``;
     ``from package.x import y`` counts as importing ``package.x.y`` when that
-    is a module, else ``package.x``."""
-    tree = parse(open(MODULES[module], encoding="utf-8").read())
+    is a module, else ``package.x``; a string constant that is the name of a
+    module of the package (a table of modules imported by name) counts as a
+    module-level import of it."""
+    tree = parse(source)
     parents = {}
     for node in ast.walk(tree):
         for child in ast.iter_child_nodes(node):
             parents[child] = node
     found = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value in MODULES and node.value.startswith(PACKAGE + ".") and (
+                node.value != module
+            ):
+                found.append((node.value, node.lineno, False))
+            continue
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -211,5 +229,8 @@ def test_the_checks_can_fail():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
     assert _layer(f"{PACKAGE}.layers.attention") < _layer(f"{PACKAGE}.models.transformer")
+    # A table's module name counts as an import of that module.
+    name = "keras_transformer.training.config"
+    assert (name, 1, False) in _imports_of_source(f"TABLE = {{'x': {name!r}}}\n", "m")
     with pytest.raises(AssertionError, match="no layer"):
         _layer(f"{PACKAGE}.unknown_room")

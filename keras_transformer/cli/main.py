@@ -6,11 +6,13 @@ selects the Keras backend, and runs a subcommand
 
 The backend comes from ``--backend``, else the training config's
 ``backend`` key, else ``KERAS_BACKEND``. Keras reads it once, when it is
-first imported, and importing this module imports the package and Keras
-(on ``KERAS_BACKEND``'s backend); when the requested backend differs, the
-command runs itself again with ``KERAS_BACKEND`` set (replacing the process
-with ``os.execve``; one more interpreter start). Setting ``KERAS_BACKEND``
-instead of ``--backend`` avoids that start.
+first imported. The console script starts in `keras_transformer.cli.startup`,
+which parses the arguments and sets ``KERAS_BACKEND`` from ``--backend``
+before this module (and with it Keras and the library) is imported. Where
+Keras runs on another backend all the same (``main(argv)`` called from
+Python, ``python -m keras_transformer``, a training config's ``backend:``),
+the command runs itself again with ``KERAS_BACKEND`` set (replacing the
+process with ``os.execve``; one more interpreter start).
 
 Under JAX, ``train``, ``translate``, ``evaluate`` and ``score`` keep their
 compiled functions on disk (JAX's persistent compilation cache, in
@@ -33,6 +35,9 @@ import zipfile
 
 import keras
 
+# The library's Keras classes register as these import (the command's
+# launcher imports the package without them, `keras_transformer.cli.startup`).
+from keras_transformer import layers, models, objectives  # noqa: F401
 from keras_transformer.cli.commands import _COMMANDS
 from keras_transformer.cli.parser import _REEXEC_MARKER, build_parser
 from keras_transformer.cli.train_command import _train_config
@@ -145,7 +150,13 @@ def main(argv=None):
     replace_process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    return run(parser, parser.parse_args(argv), argv, replace_process)
+
+
+def run(parser, args, argv, replace_process):
+    """Runs the parsed command ``args`` (of ``argv``, parsed by ``parser``);
+    returns its exit code. ``replace_process``: the real command line, whose
+    backend switch replaces the process (else it runs a child process)."""
     debug = getattr(args, "debug", False) or bool(
         os.environ.get("KERAS_TRANSFORMER_TRACEBACK")
     )

@@ -11,19 +11,30 @@ preparation shared with the SavedModel), `ensemble` (several models decoded
 as one) and `options`.
 """
 
-from keras_transformer.decoding.backends import compile_for_backend, compiled_decode
-from keras_transformer.decoding.ensemble import Ensemble
-from keras_transformer.decoding.forced import alignments, token_log_probs
-from keras_transformer.decoding.generate import Generator, generate
-from keras_transformer.decoding.options import DecodeOptions, SearchInputs, SearchRequest
-from keras_transformer.decoding.sampling import sample_tokens
-from keras_transformer.decoding.search import (
-    CacheFunctions,
-    beam_search,
-    greedy_search,
-    length_penalty,
-)
-from keras_transformer.decoding.sources import prepare_sources
+from keras_transformer.utils.dependencies import lazy_attributes
+
+# Imported when first used (`lazy_attributes`): `DecodeOptions` is read by
+# the training config, whose fields the command line's parser turns into
+# flags without importing Keras. ``import keras_transformer`` imports them all.
+_MODULES = {
+    "compile_for_backend": "keras_transformer.decoding.backends",
+    "compiled_decode": "keras_transformer.decoding.backends",
+    "Ensemble": "keras_transformer.decoding.ensemble",
+    "alignments": "keras_transformer.decoding.forced",
+    "token_log_probs": "keras_transformer.decoding.forced",
+    "Generator": "keras_transformer.decoding.generate",
+    "generate": "keras_transformer.decoding.generate",
+    "DecodeOptions": "keras_transformer.decoding.options",
+    "SearchInputs": "keras_transformer.decoding.options",
+    "SearchRequest": "keras_transformer.decoding.options",
+    "sample_tokens": "keras_transformer.decoding.sampling",
+    "CacheFunctions": "keras_transformer.decoding.search",
+    "beam_search": "keras_transformer.decoding.search",
+    "greedy_search": "keras_transformer.decoding.search",
+    "length_penalty": "keras_transformer.decoding.search",
+    "prepare_sources": "keras_transformer.decoding.sources",
+}
+__getattr__ = lazy_attributes(__name__, _MODULES)
 
 __all__ = [
     "CacheFunctions",

@@ -37,7 +37,6 @@ import yaml
 
 from keras_transformer.decoding.options import DecodeOptions
 from keras_transformer.options import RUN_DEFAULTS
-from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 from keras_transformer.training.config_fields import (
     CheckpointFields,
     DataFields,
@@ -245,7 +244,7 @@ class TrainConfig(
         if self.output_dir is not None:
             path = os.path.join(self.output_dir, SOURCE_VOCABULARY_FILENAME)
             if os.path.isfile(path):
-                options["source_tokenizer"] = SubwordTokenizer.load(path)
+                options["source_tokenizer"] = type(tokenizer).load(path)
         languages = tokenizer.languages
         language = None
         if languages:

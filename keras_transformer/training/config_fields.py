@@ -18,6 +18,7 @@ from keras_transformer.training.config_values import (
     AUTO,
     BACKENDS,
     BUCKETINGS,
+    DISTRIBUTIONS,
     FINAL_MODELS,
     KEEP_BEST,
     Files,
@@ -32,7 +33,6 @@ from keras_transformer.training.config_values import (
     one_of,
     positive,
 )
-from keras_transformer.training.distribution import DISTRIBUTIONS
 from keras_transformer.utils.validation import check_rate
 
 

@@ -1,16 +1,20 @@
 """The values of `TrainConfig` keys: the field helper with its CLI
 metadata (`config_field`), the checks of single values, and the type check
-of a value against a field's annotation (`check_type`, `ConfigTypeError`)."""
+of a value against a field's annotation (`check_type`, `ConfigTypeError`).
+
+The fields and their metadata import neither Keras nor the models: the
+command line's parser makes ``train``'s flags from them before it sets the
+backend. The checks that need the model (`check_preset`,
+`check_model_overrides`) import its module when a config is checked
+(`MODEL_MODULES`, a table that ``tests/test_layering.py`` holds to the
+package's layers like any import).
+"""
 
 import dataclasses
 import functools
+import importlib
 import typing
 
-from keras_transformer.models.transformer.transformer import Transformer
-from keras_transformer.models.transformer.transformer_presets import (
-    PRESETS,
-    constructor_argument_names,
-)
 from keras_transformer.special_tokens import RESERVED_PIECES, check_languages
 from keras_transformer.utils.validation import (
     check_choice,
@@ -19,12 +23,24 @@ from keras_transformer.utils.validation import (
 )
 
 BACKENDS = ("tensorflow", "jax", "torch")
+# `keras_transformer.training.distribution`'s kinds of multi-device training.
+DISTRIBUTIONS = ("none", "data", "model", "multi-worker")
 # A side of a corpus: a path or glob pattern, or a list of them.
 Files = typing.Union[str, typing.List[str], None]
 KEEP_BEST = ("bleu", "loss")
 FINAL_MODELS = ("last", "best", "average")
 BUCKETINGS = ("separate", "joint", "packed")
 AUTO = "auto: depends on the data (default task or your files)"
+
+# The modules of the model's presets and class, imported by the checks below.
+MODEL_MODULES = {
+    "presets": "keras_transformer.models.transformer.transformer_presets",
+    "model": "keras_transformer.models.transformer.transformer",
+}
+
+
+def _model_module(role):
+    return importlib.import_module(MODEL_MODULES[role])
 
 
 def config_field(default, doc, check=None, **metadata):
@@ -68,8 +84,9 @@ def one_of(*choices):
 
 
 def check_preset(name, value):
-    if value is not None and value not in PRESETS:
-        raise ValueError(f"Unknown preset {value!r}. Available presets: {sorted(PRESETS)}")
+    presets = _model_module("presets").PRESETS
+    if value is not None and value not in presets:
+        raise ValueError(f"Unknown preset {value!r}. Available presets: {sorted(presets)}")
 
 
 def check_model_overrides(name, value):
@@ -82,7 +99,8 @@ def check_model_overrides(name, value):
             f"{name} must not set vocabulary_size: the model's vocabulary is the "
             "tokenizer's. Set the top-level vocabulary_size instead."
         )
-    valid = constructor_argument_names(Transformer)
+    model = _model_module("model").Transformer
+    valid = _model_module("presets").constructor_argument_names(model)
     unknown = sorted(set(value) - set(valid))
     if unknown:
         raise ValueError(

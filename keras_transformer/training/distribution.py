@@ -54,8 +54,7 @@ if keras.config.backend() == "torch":
     # torch.distributed, under the torch backend only.
     from keras_transformer.training.torch_distributed import TorchProcesses
 
-DISTRIBUTIONS = ("none", "data", "model", "multi-worker")
-
+from keras_transformer.training.config_values import DISTRIBUTIONS  # noqa: F401 (imported from here)
 
 def model_parallel_layout_map(device_mesh, model_axis="model"):
     """LayoutMap sharding the Transformer's big kernels over ``model_axis``.

@@ -31,6 +31,24 @@ def require(feature, modules, install):
         )
 
 
+def lazy_attributes(package, names):
+    """The ``__getattr__`` of a package that imports its public names when
+    first used (PEP 562): ``{name: module}``. The package then imports
+    without its modules, as the command line's parser needs
+    (`keras_transformer.training.config` without the trainer and Keras);
+    ``tests/test_layering.py`` holds the tables' modules to the layers like
+    imports."""
+
+    def __getattr__(name):
+        if name not in names:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(names[name]), name)
+        setattr(importlib.import_module(package), name, value)
+        return value
+
+    return __getattr__
+
+
 def lazy_names(package, names):
     """The ``__getattr__`` of a package whose public names ``names`` need an
     optional dependency: ``{name: (module, needs)}``. A name imports its

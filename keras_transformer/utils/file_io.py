@@ -29,6 +29,8 @@ import h5py
 import keras
 import numpy as np
 
+from keras_transformer.utils.json_files import read_json  # noqa: F401 (imported from here)
+
 
 def check_weights_file(path, raise_error=True):
     """Checks that ``path`` is a readable HDF5 weights file.
@@ -261,13 +263,3 @@ def load_model(path, compile=True):
 def copy_file_atomic(source, target):
     """Copies ``source`` to ``target`` atomically; returns the target."""
     return _replace_with(target, lambda temporary: shutil.copyfile(source, temporary))
-
-
-def read_json(path, what="file"):
-    """The JSON value in ``path``; a ValueError naming the ``what`` and the
-    path when it cannot be read or parsed."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError) as error:
-        raise ValueError(f"Cannot read the {what} {path!r}: {error}") from error

@@ -33,7 +33,7 @@ These constants are the only literals of those names in the package.
 
 import os
 
-from keras_transformer.utils.file_io import read_json
+from keras_transformer.utils.json_files import read_json
 
 MODEL_FILENAME = "model.keras"
 VOCABULARY_FILENAME = "vocab.spm"
