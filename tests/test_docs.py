@@ -36,7 +36,7 @@ DOCUMENTS = (
 )
 RESULT_PREFIXES = (
     "cpu_parallelism_", "ctranslate2_decode_", "data_scale_", "decode_", "default_task_",
-    "saved_model_profile_", "serving_speed_",
+    "saved_model_profile_", "serving_speed_", "onnx_decode_",
     "export_time_",
     "gpu_product_", "input_wait_", "loss_buffers_", "loss_formulations_",
     "multi30k_", "wmt14_",
