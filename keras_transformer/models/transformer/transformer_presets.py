@@ -20,7 +20,12 @@ from keras_transformer.models.transformer.transformer_preset_converters import (
     converted_preset,
 )
 from keras_transformer.special_tokens import check_reserved_pieces
-from keras_transformer.utils.file_io import read_json, verify_checksum
+from keras_transformer.utils.file_io import (
+    checksum_path,
+    read_json,
+    verify_checksum,
+    write_checksum,
+)
 from keras_transformer.utils.run_files import (
     MODEL_FILENAME,
     MODEL_WEIGHTS_FILE,
@@ -230,6 +235,17 @@ def check_run_directory(directory):
                 f"The run directory {directory!r} is not a trained preset: "
                 f"{path!r} is missing ({what}). Has the run finished?"
             )
+
+
+def write_weights_checksum(directory):
+    """After keras-hub wrote the preset ``directory``: ``model.weights.h5``'s
+    checksum beside it (every load compares them), or, for sharded weights,
+    no stale one."""
+    path = os.path.join(directory, MODEL_WEIGHTS_FILE)
+    if os.path.isfile(path):
+        write_checksum(path)
+    elif os.path.isfile(checksum_path(path)):
+        os.remove(checksum_path(path))
 
 
 def check_preset_directory(directory, require_tokenizer=True):

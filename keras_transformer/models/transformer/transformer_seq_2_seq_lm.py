@@ -381,6 +381,11 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         )
         return config
 
+    def save_to_preset(self, preset_dir, max_shard_size=10):
+        """keras-hub's preset files and ``model.weights.h5.sha256`` (loads check it)."""
+        super().save_to_preset(preset_dir, max_shard_size=max_shard_size)
+        preset_lib.write_weights_checksum(preset_dir)
+
     @classmethod
     def from_preset(cls, preset, load_weights=True, **kwargs):
         """Loads a trained preset: a preset directory (``save_to_preset``), a
@@ -413,10 +418,8 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
                 task = cls._from_transformer_preset(directory, load_weights, **kwargs)
             else:
                 task = super().from_preset(directory, load_weights=load_weights, **kwargs)
-                weights_path = os.path.join(directory, preset_lib.MODEL_WEIGHTS_FILE)
-                if load_weights and "backbone" not in kwargs:
-                    # keras-hub loaded them into a `TransformerBackbone`
-                    # (`Transformer.load_weights` checks its own loads).
+                if load_weights and "backbone" not in kwargs:  # keras-hub loaded them.
+                    weights_path = os.path.join(directory, preset_lib.MODEL_WEIGHTS_FILE)
                     check_loaded_weights(task.backbone.weights, weights_path)
         else:
             task = super().from_preset(directory, load_weights=load_weights, **kwargs)

@@ -141,3 +141,22 @@ def test_a_checksum_file_that_holds_no_digest_is_named(preset):
     with pytest.raises(ValueError, match="holds no SHA-256") as info:
         kt.Translator.from_directory(str(preset))
     assert str(preset / (WEIGHTS + ".sha256")) in str(info.value)
+
+
+def test_keras_hubs_save_to_preset_writes_the_checksum_too(saved_preset, tmp_path):
+    """keras-hub's own writer (the task's ``save_to_preset``) leaves a
+    current ``.sha256`` (never a stale one from an earlier save)."""
+    pytest.importorskip("keras_hub")
+    task = kt.TransformerSeq2SeqLM.from_preset(str(saved_preset[0]))
+    directory = tmp_path / "hub"
+    directory.mkdir()
+    (directory / (WEIGHTS + ".sha256")).write_text("0" * 64 + "  " + WEIGHTS + "\n")  # stale
+    task.save_to_preset(str(directory))
+    line = (directory / (WEIGHTS + ".sha256")).read_text()
+    assert line.split()[0] == hashlib.sha256((directory / WEIGHTS).read_bytes()).hexdigest()
+    kt.TransformerSeq2SeqLM.from_preset(str(directory))  # Loads.
+    kt.TransformerBackbone.from_preset(str(directory))
+    corrupt_middle(directory / WEIGHTS)
+    for load in (kt.TransformerSeq2SeqLM.from_preset, kt.TransformerBackbone.from_preset):
+        with pytest.raises(ValueError, match="corrupt"):
+            load(str(directory))
