@@ -36,10 +36,6 @@ _SENTENCEPIECE = "SentencePiece trainer options, one parameter per trainer flag"
 ALLOWED = {
     "keras_transformer/layers/attention.py:MultiHeadAttention.call": _LAYER_CALL,
     "keras_transformer/layers/decoder.py:TransformerDecoderLayer.call": _LAYER_CALL,
-    "keras_transformer/models/transformer/transformer_backbone.py:_check_arguments": (
-        "validates the TransformerBackbone constructor's configuration values, one "
-        "parameter per constructor argument"
-    ),
     "keras_transformer/models/transformer/translator.py:Translator.__init__": (
         "a translator's construction settings (sizes, compilation, quantization, "
         "languages) as flat keyword arguments, like a Keras layer's constructor"

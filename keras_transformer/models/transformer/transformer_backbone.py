@@ -27,11 +27,7 @@ packed rows, the keras-hub methods and the config.
 import keras
 from keras import ops
 
-from keras_transformer.layers.attention import (
-    check_max_relative_position,
-    check_projection_layout,
-    with_legacy_projection_layout,
-)
+from keras_transformer.layers.attention import with_legacy_projection_layout
 from keras_transformer.layers.decoder import TransformerDecoderLayer
 from keras_transformer.layers.embedding import TokenEmbedding
 from keras_transformer.layers.encoder import TransformerEncoderLayer
@@ -44,13 +40,9 @@ from keras_transformer.layers.masks import (
 from keras_transformer.layers.positional_encoding import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
-    check_sinusoid_layout,
 )
 from keras_transformer.layers.token_checks import TokenIdCheck
-from keras_transformer.layers.transformer_layer import (
-    LAYER_NORM_EPSILON,
-    check_normalization_position,
-)
+from keras_transformer.layers.transformer_layer import LAYER_NORM_EPSILON
 from keras_transformer.models.token_id_checked_model import TokenIdCheckedModel
 from keras_transformer.models.transformer import (
     transformer_presets as preset_lib,
@@ -67,6 +59,11 @@ from keras_transformer.models.transformer.transformer_presets import (
     list_presets,
     resolve_preset,
 )
+from keras_transformer.models.transformer.transformer_options import (
+    OPTION_NAMES,
+    architecture_config,
+    check_architecture,
+)
 from keras_transformer.models.transformer.transformer_training import (
     TransformerTraining,
 )
@@ -77,7 +74,7 @@ from keras_transformer.utils.quantization import (
     keep_float_inputs,
     quantize_with_package_default,
 )
-from keras_transformer.utils.validation import check_choice, check_int, check_rate
+from keras_transformer.utils.validation import check_choice
 
 try:
     from keras_hub.models import Backbone as _Base
@@ -87,7 +84,6 @@ except ImportError:  # pragma: no cover - exercised only without keras-hub.
     _Base = keras.Model
     KERAS_HUB_AVAILABLE = False
 
-POSITIONAL_ENCODINGS = ("sinusoidal", "learned", "relative")
 TOKEN_INPUTS = ("encoder_token_ids", "decoder_token_ids")
 SEGMENT_INPUTS = ("encoder_segment_ids", "decoder_segment_ids")
 
@@ -108,43 +104,6 @@ def _require_keras_hub(what):
 class _classproperty(property):
     def __get__(self, _, owner):
         return self.fget(owner)
-
-
-def _check_arguments(
-    vocabulary_size, num_layers, d_model, num_heads, d_ff, dropout_rate,
-    share_embeddings, source_vocabulary_size, positional_encoding, max_length,
-    normalization_position, projection_layout,
-):
-    """Checks `Transformer`'s arguments; returns the source vocabulary size."""
-    for name, value in (
-        ("vocabulary_size", vocabulary_size),
-        ("num_layers", num_layers),
-        ("d_model", d_model),
-        ("num_heads", num_heads),
-        ("d_ff", d_ff),
-    ):
-        check_int(name, value)
-    if d_model % num_heads:
-        raise ValueError(
-            "d_model must be divisible by num_heads (d_k = d_model / h). "
-            f"Received: d_model={d_model}, num_heads={num_heads}"
-        )
-    check_rate("dropout_rate", dropout_rate)
-    check_choice("positional_encoding", positional_encoding, POSITIONAL_ENCODINGS)
-    check_normalization_position(normalization_position)
-    check_projection_layout(projection_layout)
-    if share_embeddings and source_vocabulary_size not in (None, vocabulary_size):
-        raise ValueError(
-            "source_vocabulary_size differs from vocabulary_size, which "
-            "needs share_embeddings=False. Received: "
-            f"vocabulary_size={vocabulary_size}, "
-            f"source_vocabulary_size={source_vocabulary_size}"
-        )
-    source_vocabulary_size = source_vocabulary_size or vocabulary_size
-    check_int("source_vocabulary_size", source_vocabulary_size)
-    if positional_encoding == "learned":
-        check_int("max_length", max_length)
-    return source_vocabulary_size
 
 
 @keras.saving.register_keras_serializable(package="keras_transformer")
@@ -294,18 +253,16 @@ class TransformerBackbone(
         dtype=None,
         **kwargs,
     ):
-        check_sinusoid_layout(sinusoid_layout)
+        # The architecture's options are this constructor's arguments
+        # (keras-hub's explicit keywords), checked once, stored once and
+        # saved by one rule each (`transformer_options`).
+        arguments = locals()
+        options = check_architecture({name: arguments[name] for name in OPTION_NAMES})
         check_choice("int8_inputs", int8_inputs, INT8_INPUTS)
+        source_vocabulary_size = options["source_vocabulary_size"]
         relative_position = 0
         if positional_encoding == "relative":
-            relative_position = check_max_relative_position(
-                check_int("max_relative_position", max_relative_position)
-            )
-        source_vocabulary_size = _check_arguments(
-            vocabulary_size, num_layers, d_model, num_heads, d_ff, dropout_rate,
-            share_embeddings, source_vocabulary_size, positional_encoding, max_length,
-            normalization_position, projection_layout,
-        )
+            relative_position = options["max_relative_position"]
 
         # === Layers ===
         self.token_embedding = TokenEmbedding(
@@ -425,24 +382,9 @@ class TransformerBackbone(
             keep_float_inputs(self)
 
         # === Config ===
-        self.vocabulary_size = vocabulary_size
-        self.num_layers = num_layers
-        self.d_model = d_model
-        self.num_heads = num_heads
-        self.d_ff = d_ff
-        self.dropout_rate = float(dropout_rate)
-        self.share_embeddings = bool(share_embeddings)
-        self.source_vocabulary_size = source_vocabulary_size
-        self.positional_encoding = positional_encoding
-        self.max_length = max_length
-        self.normalization_position = normalization_position
+        for name, value in options.items():
+            setattr(self, name, value)
         self.logits_dtype = self.token_embedding.logits_dtype
-        self.projection_layout = projection_layout
-        self.activation = activation
-        self.layer_norm_epsilon = float(layer_norm_epsilon)
-        self.sinusoid_layout = sinusoid_layout
-        self.output_bias = bool(output_bias)
-        self.max_relative_position = max_relative_position
 
     def __setattr__(self, name, value):
         # Under the torch backend, torch.nn.Module refuses sub-module
@@ -687,34 +629,9 @@ class TransformerBackbone(
     def get_config(self):
         # name, trainable and dtype (a DTypePolicyMap after `quantize`).
         config = self._base_config()
-        config.update({
-            "vocabulary_size": self.vocabulary_size,
-            "num_layers": self.num_layers,
-            "d_model": self.d_model,
-            "num_heads": self.num_heads,
-            "d_ff": self.d_ff,
-            "dropout_rate": self.dropout_rate,
-            "share_embeddings": self.share_embeddings,
-            "source_vocabulary_size": self.source_vocabulary_size,
-            "positional_encoding": self.positional_encoding,
-            "max_length": self.max_length,
-            "normalization_position": self.normalization_position,
-            "logits_dtype": self.logits_dtype,
-            "projection_layout": self.projection_layout,
-        })
-        # The options of models trained elsewhere, saved only where they
-        # differ from the paper's, so that the paper's configs stay as
-        # they were.
-        for key, default in (
-            ("activation", "relu"),
-            ("layer_norm_epsilon", LAYER_NORM_EPSILON),
-            ("sinusoid_layout", "interleaved"),
-            ("output_bias", False),
-        ):
-            if getattr(self, key) != default:
-                config[key] = getattr(self, key)
-        if self.positional_encoding == "relative":
-            config["max_relative_position"] = self.max_relative_position
+        config.update(
+            architecture_config({name: getattr(self, name) for name in OPTION_NAMES})
+        )
         if int8_inputs_of(self) == "float":
             config["int8_inputs"] = "float"
         return config
