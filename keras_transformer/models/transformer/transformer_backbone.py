@@ -67,6 +67,7 @@ from keras_transformer.models.transformer.transformer_options import (
 from keras_transformer.models.transformer.transformer_training import (
     TransformerTraining,
 )
+from keras_transformer.utils.file_io import check_loaded_weights
 from keras_transformer.utils.private_apis import flatten_layers
 from keras_transformer.utils.quantization import (
     INT8_INPUTS,
@@ -573,6 +574,8 @@ class TransformerBackbone(
         model = super(TransformerBackbone, TransformerBackbone).from_preset(
             directory, load_weights=load_weights, **kwargs
         )
+        if load_weights:  # keras-hub loaded them (checksum: check_preset_directory).
+            check_loaded_weights(model.weights, f"{directory}/{preset_lib.MODEL_WEIGHTS_FILE}")
         if isinstance(model, cls):
             return model
         # The same constructor, layers and weight layout: only the head differs.
@@ -583,7 +586,8 @@ class TransformerBackbone(
     def save_to_preset(self, preset_dir, max_shard_size=10):
         """Writes ``config.json``, ``model.weights.h5`` and ``metadata.json``."""
         _require_keras_hub("save_to_preset")
-        return super().save_to_preset(preset_dir, max_shard_size=max_shard_size)
+        super().save_to_preset(preset_dir, max_shard_size=max_shard_size)
+        preset_lib.write_weights_checksum(preset_dir)
 
     def default_lora_layer_names(self):
         return list(LORA_LAYER_NAMES)

@@ -112,9 +112,10 @@ def test_non_finite_weights_are_refused_naming_the_variable(saved_preset, preset
         kt.Translator.from_directory(str(preset))
     assert path in str(info.value) and variable.path in str(info.value)
     if kt.KERAS_HUB_AVAILABLE:  # keras-hub loads them into a TransformerBackbone.
-        with pytest.raises(ValueError, match="non-finite") as info:
-            kt.TransformerSeq2SeqLM.from_preset(str(preset))
-        assert path in str(info.value) and variable.path in str(info.value)
+        for load in (kt.TransformerSeq2SeqLM.from_preset, kt.TransformerBackbone.from_preset):
+            with pytest.raises(ValueError, match="non-finite") as info:
+                load(str(preset))
+            assert path in str(info.value) and variable.path in str(info.value)
     line = one_error_line(
         ["translate", "--model-dir", str(preset), "--input", os.devnull], capsys
     )
@@ -156,6 +157,11 @@ def test_keras_hubs_save_to_preset_writes_the_checksum_too(saved_preset, tmp_pat
     assert line.split()[0] == hashlib.sha256((directory / WEIGHTS).read_bytes()).hexdigest()
     kt.TransformerSeq2SeqLM.from_preset(str(directory))  # Loads.
     kt.TransformerBackbone.from_preset(str(directory))
+    backbone = tmp_path / "backbone"  # The backbone's own save_to_preset.
+    backbone.mkdir()
+    (backbone / (WEIGHTS + ".sha256")).write_text("0" * 64 + "  " + WEIGHTS + "\n")  # stale
+    task.backbone.save_to_preset(str(backbone))
+    kt.TransformerBackbone.from_preset(str(backbone))  # Loads: the checksum is current.
     corrupt_middle(directory / WEIGHTS)
     for load in (kt.TransformerSeq2SeqLM.from_preset, kt.TransformerBackbone.from_preset):
         with pytest.raises(ValueError, match="corrupt"):
