@@ -78,7 +78,7 @@ def test_run_directory_and_config(marian):
     _, _, vocabulary, _, run = marian
     assert sorted(os.listdir(run)) == [
         "assets", "config.json", "metadata.json", "model.keras", "model.weights.h5",
-        "preprocessor.json", "source_tokenizer.json", "source_vocab.spm", "task.json",
+        "model.weights.h5.sha256", "preprocessor.json", "source_tokenizer.json", "source_vocab.spm", "task.json",
         "tokenizer.json", "train_config.json", "vocab.spm",
     ]  # fmt: skip
     # A keras-hub preset too, with both SentencePiece models as its assets.
