@@ -237,7 +237,9 @@ def run_worker(args):
 
 
 def cli(*arguments):
-    return [os.path.join(os.path.dirname(sys.executable), "keras-transformer"), *arguments]
+    # ``python -m keras_transformer``: the package on PYTHONPATH (another
+    # checkout's, for an A/B), whatever the console script points at.
+    return [sys.executable, "-m", "keras_transformer", *arguments]
 
 
 def export(args, engine):
