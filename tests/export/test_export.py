@@ -314,7 +314,7 @@ def test_saved_model_cli_lists_every_signature_of_an_int8_export(tmp_path):
     # this one runs once per suite.
     if keras.config.backend() != "tensorflow":
         pytest.skip("the int8 export runs once per suite, under the tensorflow backend")
-    # int8 (Keras' Model.quantize before export): the signatures are the same
+    # int8 (int8 kernels with float inputs, quantized before export): the signatures are the same
     # and serve what Translator(quantize="int8") translates.
     version_dir = export_saved_model(
         model_dir, str(tmp_path / "e"), beam_size=1, warmup=False, quantize="int8"

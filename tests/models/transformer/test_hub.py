@@ -362,7 +362,7 @@ def test_trained_preset_translates_and_keeps_its_settings(numbers):
 
 def test_quantize_int8_keeps_translations_of_a_trained_preset(numbers, tmp_path):
     expected = numbers.get("translations") or numbers["lm"].generate(numbers["src"], batch_size=64)
-    # Translator(quantize="int8"): Keras' Model.quantize, in place.
+    # Translator(quantize="int8"): int8 kernels with float inputs, in place.
     translator = kt.Translator.from_directory(NUMBERS_PRESET, quantize="int8", batch_size=64)
     assert any("int8" in str(v.dtype) for v in translator.model.weights)
     quantized = translator.translate(numbers["src"], max_extra_length=16)
