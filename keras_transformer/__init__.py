@@ -57,6 +57,12 @@ if COMMAND_LAUNCHER not in sys.modules:
         objectives,
         training,
     )
+    from keras_transformer.utils.dependencies import resolve_lazy_attributes
+
+    # The lazily loaded names, now that their modules are imported (a
+    # submodule would otherwise hide its namesake: decoding.generate).
+    resolve_lazy_attributes(decoding)
+    resolve_lazy_attributes(training)
     from keras_transformer.data.corpus import prepare_corpus
     from keras_transformer.data.corpus_stream import CorpusStream
     from keras_transformer.data.options import DatasetOptions

@@ -46,7 +46,20 @@ def lazy_attributes(package, names):
         setattr(importlib.import_module(package), name, value)
         return value
 
+    __getattr__.names = dict(names)
     return __getattr__
+
+
+def resolve_lazy_attributes(package):
+    """Sets every name of ``package``'s `lazy_attributes` table now.
+
+    Needed once the library is imported: importing a submodule sets the
+    package attribute of its name to the module, which then hides a lazy
+    name equal to it (``keras_transformer.decoding.generate``, the function
+    of ``decoding/generate.py``) from ``__getattr__``."""
+    names = package.__getattr__.names
+    for name, module in names.items():
+        setattr(package, name, getattr(importlib.import_module(module), name))
 
 
 def lazy_names(package, names):
