@@ -27,6 +27,13 @@ from keras_transformer.utils.validation import check_int, check_number
 SAVED_MODEL_INPUT = "input"  # a request input of ``translate_options`` (and fixed at export)
 SAVED_MODEL_FIXED = "fixed"  # an export argument: fixed in the exported graphs
 
+# Not a decoding option (the outputs do not depend on it): the SavedModel
+# searches a request's sentences in this many groups at once, one per
+# inter-op thread, since one search of a batch keeps about one core busy
+# (TensorFlow runs a decoding step's small ops one at a time; figures in
+# docs/serving.md). ``export --parallel-searches`` sets it.
+PARALLEL_SEARCHES = 2
+
 
 @dataclasses.dataclass(frozen=True)
 class Option:

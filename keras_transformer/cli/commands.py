@@ -133,6 +133,11 @@ def _run_export(args):
     _check_model_dir(args)
     run_config = _run_config(args.model_dir[0])
     model_dir = _model_dirs(args)
+    if args.format != "saved_model" and args.parallel_searches is not None:
+        raise ValueError(
+            f"--parallel-searches applies to --format saved_model, not {args.format} "
+            "(a CTranslate2 translator takes inter_threads when it loads the model)."
+        )
     if args.format == "ctranslate2":
         if len(args.model_dir) > 1:
             raise ValueError(
@@ -170,7 +175,7 @@ def _run_export(args):
     if args.n_best is not None:
         options.replace(num_return=args.n_best)
         kwargs["n_best"] = args.n_best
-    for key in ("quantize", "weights"):
+    for key in ("quantize", "weights", "parallel_searches"):
         if getattr(args, key) is not None:
             kwargs[key] = getattr(args, key)
     version_dir = export_saved_model(

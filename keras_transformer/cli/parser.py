@@ -225,6 +225,11 @@ def _export_flags():
         # request input).
         *decoding_flags("export"),
         QUANTIZE,
+        _flag("--parallel-searches", type=_positive_int, metavar="N",
+              help="SavedModel: a request's sentences are searched in N groups at once, "
+              "on TensorFlow's inter-op threads; 1 for a TF Serving whose "
+              "--tensorflow_inter_op_parallelism is 1 (default: "
+              f"{decode_options.PARALLEL_SEARCHES})"),
     )
 
 

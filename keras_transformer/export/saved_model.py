@@ -98,6 +98,7 @@ from keras_transformer.models.transformer.transformer_loader import (
     model_directories,
 )
 from keras_transformer.models.transformer.transformer_tokenizer import load_tokenizers
+from keras_transformer.options import PARALLEL_SEARCHES
 from keras_transformer.special_tokens import (
     check_language_tag_position,
     language_tag_ids,
@@ -130,6 +131,9 @@ def _export_options(options):
     errors naming the option)."""
     options = dict(options)
     n_best = options.pop("n_best", None)
+    parallel_searches = check_int(
+        "parallel_searches", options.pop("parallel_searches", PARALLEL_SEARCHES)
+    )
     sampling = dict(options.pop("sampling", None) or {})
     decode = DecodeOptions.from_dict(options)
     if n_best is None:
@@ -143,17 +147,18 @@ def _export_options(options):
         )
     sampling = {k: v for k, v in sampling.items() if v is not None}
     sample_options = decode.replace(beam_size=1, sampling=True, **sampling)
-    return decode, n_best, sample_options
+    return decode, n_best, sample_options, parallel_searches
 
 
-def _build_module(
-    model, tokenizer, vocabulary_path, options, n_best, sample_options,
-    language_tag="source", source_tokenizer=None,
-):
+def _build_module(builder, vocabulary_path):
     """A `tf.Module` holding the model, tokenizer and vocabulary asset (and
-    a multilingual model's language table), and its signatures' concrete
-    functions (name -> function), built by `SignatureBuilder`: all run the
-    `Translator`'s code."""
+    a multilingual model's language table) of ``builder`` (a
+    `SignatureBuilder`), and its signatures' concrete functions (name ->
+    function): all run the `Translator`'s code."""
+    model, tokenizer = builder.model, builder.tokenizer
+    source_tokenizer = builder.source_tokenizer
+    if source_tokenizer is tokenizer:
+        source_tokenizer = None
     # The module holds what the signatures capture; the signature functions
     # are not its attributes: tf.saved_model.save re-traces every
     # tf.function attribute of the saved object in its save context (each
@@ -172,10 +177,6 @@ def _build_module(
     # Variables for TF's object graph (the model's are TF variables under
     # the TensorFlow backend).
     module.model_variables = [v.value for member in models for v in member.weights]
-    builder = SignatureBuilder(
-        model, tokenizer, options, n_best, sample_options, language_tag=language_tag,
-        source_tokenizer=source_tokenizer,
-    )
     if builder.language_table is not None:
         # A resource the signatures capture: saved with the module.
         module.language_table = builder.language_table
@@ -221,7 +222,7 @@ def _export_here(
 ):
     """`export_saved_model`'s work, under the TensorFlow backend; ``options``
     is its dict of decoding options."""
-    options, n_best, sample_options = _export_options(options)
+    options, n_best, sample_options, parallel_searches = _export_options(options)
     # Run directories or keras-hub presets; errors name the file (a
     # truncated or corrupt model.keras, ...) or, for an ensemble, the
     # directories whose vocabularies differ.
@@ -241,10 +242,11 @@ def _export_here(
     vocabulary_path = files.vocabulary_path
     version_dir = os.path.join(export_dir, str(version))
     _check_new_version(version_dir)
-    module, signatures = _build_module(
-        model, tokenizer, vocabulary_path, options, n_best, sample_options,
-        language_tag=language_tag, source_tokenizer=source_tokenizer,
+    builder = SignatureBuilder(
+        model, tokenizer, options, n_best, sample_options, language_tag=language_tag,
+        source_tokenizer=source_tokenizer, parallel_searches=parallel_searches,
     )
+    module, signatures = _build_module(builder, vocabulary_path)
     # No custom gradients: serving never differentiates, and tracing them
     # would only lengthen the save.
     save_options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
@@ -257,6 +259,7 @@ def _export_here(
         "max_extra_length": options.max_extra_length,
         "max_source_length": options.max_source_length,
         "n_best": n_best,
+        "parallel_searches": parallel_searches,
         "quantize": quantize,
         "decode_options": options.to_dict(),
         "sample_options": sample_options.to_dict(),
@@ -311,7 +314,11 @@ def export_saved_model(
     beam size) fixes the ``k`` of the ``translate_nbest`` signature;
     ``sampling``, a dict with ``temperature``, ``top_k``, ``top_p`` for the
     ``translate_sample`` signature (default: plain sampling from the
-    model's distribution).
+    model's distribution); ``parallel_searches`` (default 2, see
+    `keras_transformer.options.PARALLEL_SEARCHES`): a request's sentences
+    are searched in this many groups at once, on TensorFlow's inter-op
+    threads (1: one search per request, for a server that gives each
+    request one thread).
     ``quantize="int8"`` quantizes the model the package's way before
     export (`keras_transformer.utils.quantization.quantize_int8`: int8
     kernels, inputs in the compute dtype; TensorFlow's CPU build has no

@@ -42,6 +42,7 @@ from keras_transformer.special_tokens import (
     check_language_tag_position,
     language_tag_ids,
 )
+from keras_transformer.utils.validation import check_int
 
 
 def _strings(name):
@@ -120,6 +121,10 @@ class SignatureBuilder:
         language_tag: ``"source"`` or ``"target"``: where a multilingual
             model finds its language tag (unused for a model of one target
             language).
+        source_tokenizer: the sources' own `TransformerTokenizer` over the
+            same ids (an imported Marian model), or None (``tokenizer``).
+        parallel_searches: int >= 1. Each request's sentences are searched
+            in this many groups at once (`decode`).
 
     Attributes:
         languages: ``{language: tag id}`` of the tokenizer's language tags;
@@ -132,9 +137,10 @@ class SignatureBuilder:
 
     def __init__(
         self, model, tokenizer, options, n_best, sample_options, language_tag="source",
-        source_tokenizer=None,
+        source_tokenizer=None, parallel_searches=1,
     ):  # fmt: skip
         self.model = model
+        self.parallel_searches = check_int("parallel_searches", parallel_searches)
         self.tokenizer = tokenizer
         # The sources' own SentencePiece model over the same ids, if any.
         self.source_tokenizer = source_tokenizer or tokenizer
@@ -289,6 +295,7 @@ class SignatureBuilder:
                 lambda *args: self._search(static, *args),
                 input_signature=[
                     tf.TensorSpec([None, None], tf.int32),  # token_ids
+                    tf.TensorSpec([None], tf.int32),  # row_ids
                     tf.TensorSpec([], tf.int32),  # seed
                     tf.TensorSpec([None, None], tf.int32),  # prefix_ids
                     tf.TensorSpec([None], tf.int32),  # prefix_lengths
@@ -297,12 +304,40 @@ class SignatureBuilder:
                 ],
                 autograph=False,
             )
-        return self._searches[static](
-            token_ids, seed, prefix_ids, prefix_lengths, constraint_ids, *runtime
+        search = self._searches[static]
+        if self.parallel_searches == 1:
+            return search(
+                token_ids, tf.range(batch), seed, prefix_ids, prefix_lengths, constraint_ids,
+                *runtime,
+            )
+        # The groups: the sentences by source length, longest first, dealt
+        # out in turn, so that each group holds the same number of
+        # sentences of every length and the searches end together.
+        lengths = tf.reduce_sum(tf.cast(token_ids != PAD_ID, tf.int32), axis=1)
+        order = tf.argsort(lengths, direction="DESCENDING", stable=True)
+        groups = [order[group::self.parallel_searches] for group in range(self.parallel_searches)]
+        outputs = [
+            search(
+                tf.gather(token_ids, rows), rows, seed, tf.gather(prefix_ids, rows),
+                tf.gather(prefix_lengths, rows), tf.gather(constraint_ids, rows), *runtime,
+            )
+            for rows in groups
+        ]
+        # Each group's buffer is the batch's (the same source width); an
+        # empty group's is 1: pad to the widest.
+        width = tf.reduce_max([tf.shape(sequences)[2] for sequences, _ in outputs])
+        sequences = [
+            tf.pad(sequences, [[0, 0], [0, 0], [0, width - tf.shape(sequences)[2]]],
+                   constant_values=PAD_ID)
+            for sequences, _ in outputs
+        ]
+        return (
+            tf.dynamic_stitch(groups, sequences),
+            tf.dynamic_stitch(groups, [scores for _, scores in outputs]),
         )
 
-    def _search(self, static, token_ids, seed, prefix_ids, prefix_lengths, constraint_ids,
-                *runtime):
+    def _search(self, static, token_ids, row_ids, seed, prefix_ids, prefix_lengths,
+                constraint_ids, *runtime):
         """`decode`'s search, traced once per ``static``."""
         options = self.options
         batch = tf.shape(token_ids)[0]
@@ -322,7 +357,7 @@ class SignatureBuilder:
                 prefix_lengths=prefix_lengths,
                 constraint_ids=constraint_ids,
                 seed=seed,
-                row_ids=tf.range(batch, dtype=tf.int32),  # sampling: as Translator's
+                row_ids=row_ids,  # sampling: each sentence's index in the request
             )
             sequences, scores = decode_token_ids(self.model, token_ids, max_length, inputs, static)
             return tf.cast(sequences, tf.int32), tf.cast(scores, tf.float32)

@@ -332,6 +332,14 @@ def test_export_ctranslate2_and_n_best_flags(tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit):
         main(base + ["--n-best", "5", "--beam-size", "4"])
     assert "num_return" in capsys.readouterr().err and not calls
+    # --parallel-searches reaches the SavedModel export, and only it.
+    assert main(base + ["--parallel-searches", "1"]) == 0
+    assert calls.pop()[2]["parallel_searches"] == 1
+    assert main(base) == 0 and "parallel_searches" not in calls.pop()[2]
+    with pytest.raises(SystemExit):
+        main(base + ["--format", "ctranslate2", "--parallel-searches", "2"])
+    assert "--parallel-searches applies to --format saved_model" in capsys.readouterr().err
+    assert not calls
 
 
 def test_backend_flag_switches_backend_in_a_new_process():
