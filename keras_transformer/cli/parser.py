@@ -379,6 +379,13 @@ def _backend_parent():
         default=argparse.SUPPRESS,
         help="show the traceback of an error instead of a one-line message",
     )
+    parent.add_argument(
+        "--tf-log",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show TensorFlow's native log lines (hidden by default, as with "
+        "TF_CPP_MIN_LOG_LEVEL=3; train's --verbose is Keras' progress output)",
+    )
     return parent
 
 

@@ -12,8 +12,9 @@ Keras or TensorFlow. Before the library is imported, it
   still does where Keras was imported before, e.g. ``main(argv)`` from
   Python, or where a training config names the backend);
 * keeps TensorFlow's C++ log quiet (the lines it writes at import: cuInit,
-  oneDNN, cpu_feature_guard), unless the user set ``TF_CPP_MIN_LOG_LEVEL``:
-  then everything is shown, as TensorFlow would. ``TF_CPP_MIN_LOG_LEVEL=3``
+  oneDNN, cpu_feature_guard), unless the user set ``TF_CPP_MIN_LOG_LEVEL``
+  (then TensorFlow shows what it says) or passed ``--tf-log`` (everything
+  is shown, as TensorFlow would by default). ``TF_CPP_MIN_LOG_LEVEL=3``
   hides the log of a running program; the lines TensorFlow 2.16 and later
   write while loading its libraries come before ``absl::InitializeLog()``
   and ignore it, so the library's import runs with the process' stderr
@@ -73,7 +74,7 @@ def prepare_environment(args, environ=None, keras_imported=None):
     backend = getattr(args, "backend", None)
     if backend is not None:
         environ["KERAS_BACKEND"] = backend
-    if TF_LOG_VARIABLE in environ:
+    if TF_LOG_VARIABLE in environ or getattr(args, "tf_log", False):
         return False  # The user chose what TensorFlow shows.
     environ[TF_LOG_VARIABLE] = QUIET_TF_LOG_LEVEL
     return True

@@ -83,3 +83,10 @@ def test_the_users_tensorflow_log_level_is_kept():
     environ = {}  # Keras already runs: nothing to set.
     assert prepare_environment(Args(), environ, keras_imported=True) is False
     assert environ == {}
+
+    class Verbose(Args):
+        tf_log = True
+
+    environ = {}  # --tf-log: TensorFlow's own default, everything shown.
+    assert prepare_environment(Verbose(), environ, keras_imported=False) is False
+    assert environ == {"KERAS_BACKEND": "torch"}
