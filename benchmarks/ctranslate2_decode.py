@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """CTranslate2 decoding speed (float32 and int8) on the same weights.
 
-Exports a trained run directory (``model.keras`` + ``vocab.spm``) with
+Exports a trained run directory (of ``keras-transformer train``) with
 `keras_transformer.ctranslate2_export.export_ctranslate2` (or takes a
 directory that export already wrote), then translates the first
 ``--num-sentences`` lines of Multi30k's ``test_2016_flickr.en.gz`` with
@@ -123,7 +123,7 @@ def main(argv=None):
     parser.add_argument(
         "--model-dir",
         required=True,
-        help="run directory (model.keras + vocab.spm) or a CTranslate2 export",
+        help="run directory (a train --output-dir) or a CTranslate2 export",
     )
     parser.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
     parser.add_argument("--num-sentences", type=int, default=1000)

@@ -31,7 +31,7 @@ this script, since ``KERAS_BACKEND`` is fixed per process):
    a random model rarely ends a sentence, each output is capped at a
    realistic length: the tokenized German reference length + 1 (EOS), or
    1.1 x the source length without references. With a trained model
-   (``--model-dir`` holding ``model.keras`` and ``vocab.spm``) decoding is
+   (``--model-dir``: a run directory of ``keras-transformer train``) decoding is
    the paper's (input length + 50, early stopping) and BLEU (sacreBLEU,
    cased) against the references is reported.
 
@@ -575,7 +575,7 @@ def parse_args(argv=None):
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--model-dir", default=None,
-                   help="trained model directory (model.keras + vocab.spm); "
+                   help="trained model directory (a train --output-dir); "
                    "default: a random 'small' model prepared in --work-dir")
     p.add_argument("--backends", default=",".join(ALL_BACKENDS),
                    help="comma-separated Keras backends, one subprocess each")

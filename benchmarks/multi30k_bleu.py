@@ -46,15 +46,15 @@ def bleu_curve(output_dir, data_dir, sentences, env):
     """(seconds since training start, BLEU on val) for each epoch checkpoint."""
     script = f"""
 import glob, json, os, sys, itertools
-import keras
+from keras_transformer import Transformer, Translator
 from keras_transformer.data import SubwordTokenizer, read_parallel
-from keras_transformer.translator import Translator
-from keras_transformer.bleu import corpus_bleu
+from keras_transformer.training.bleu import corpus_bleu
 out = {output_dir!r}
 src, ref, _ = read_parallel(os.path.join({data_dir!r}, "val.en.gz"), os.path.join({data_dir!r}, "val.de.gz"))
 src, ref = src[:{sentences}], ref[:{sentences}]
 tokenizer = SubwordTokenizer.load(out)
-model = keras.saving.load_model(os.path.join(out, "model.keras"), compile=False)
+# The run's final model (its preset files, or model.keras of earlier versions).
+model = Transformer.from_preset(out)
 points = []
 for path in sorted(glob.glob(os.path.join(out, "checkpoints", "*.weights.h5"))):
     model.load_weights(path)

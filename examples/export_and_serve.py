@@ -44,7 +44,7 @@ def main(argv=None):
         model_dir = os.path.join(args.export_dir + "_run")
         # A finished run is reused (a run directory holds one run; training
         # into it again would be refused).
-        if not os.path.exists(os.path.join(model_dir, "model.keras")):
+        if not os.path.exists(os.path.join(model_dir, "model.weights.h5")):
             train(TrainConfig().replace(output_dir=model_dir, max_steps=args.steps, eval_sentences=50))
 
     from keras_transformer import export_saved_model

@@ -123,7 +123,7 @@ def train_tiny(output_dir, steps):
     from keras_transformer import train
 
     # A finished run is reused (a run directory holds one run).
-    if not os.path.exists(os.path.join(output_dir, "model.keras")):
+    if not os.path.exists(os.path.join(output_dir, "model.weights.h5")):
         train(TrainConfig().replace(output_dir=output_dir, max_steps=steps, eval_sentences=50))
     return output_dir
 

@@ -126,4 +126,4 @@ def test_train_translation_on_files(tmp_path):
         tmp_path,
     )
     assert "BLEU" in out
-    assert (tmp_path / "run" / "model.keras").exists()
+    assert (tmp_path / "run" / "model.weights.h5").exists()

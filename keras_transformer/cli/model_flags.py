@@ -26,8 +26,8 @@ def _check_model_dir(args):
         if not os.path.isdir(model_dir):
             what = "is not a directory" if os.path.exists(model_dir) else "does not exist"
             raise FileNotFoundError(
-                f"--model-dir {model_dir!r} {what} (expected a run directory with "
-                "model.keras and vocab.spm, or a preset written by save_to_preset)."
+                f"--model-dir {model_dir!r} {what} (expected a run directory of "
+                "train or convert, or a preset written by save_to_preset)."
             )
     if args.weights is not None and len(args.weights) != len(args.model_dir):
         raise ValueError(

@@ -75,8 +75,8 @@ def _positive_float(text):
 # Flags several subcommands share.
 MODEL_DIR = _flag(
     "--model-dir", required=True, action="extend", nargs="+", metavar="DIR",
-    help="a trained model: a run directory (model.keras + vocab.spm, a "
-    "train --output-dir) or a preset written by save_to_preset. Several "
+    help="a trained model: a run directory (a train or convert --output-dir) "
+    "or a preset written by save_to_preset. Several "
     "(--model-dir A B, or --model-dir repeated) decode as an ensemble: models "
     "sharing one vocab.spm, their next-token probabilities averaged at every "
     "step; the decoding defaults are the first directory's",
@@ -315,8 +315,9 @@ COMMANDS = (
         "average-checkpoints",
         "average the weights of the last N checkpoints (paper: 5)",
         "Average the weights of the newest N checkpoints into one model. Given a "
-        "run's checkpoints/ directory and an output directory, the run's vocab.spm "
-        "is copied along so the result translates.",
+        "run's checkpoints/ directory and an output directory, the output gets the "
+        "model as a keras-hub preset with the run's vocab.spm, so it translates, "
+        "exports and continues training (--init-from).",
         "example:\n  keras-transformer average-checkpoints runs/multi30k/checkpoints "
         "--last-n 5 --output runs/multi30k-avg",
         _average_flags,
@@ -324,7 +325,7 @@ COMMANDS = (
     Command(
         "export",
         "export a trained model as a SavedModel for TF Serving",
-        "Export a run directory (model.keras + vocab.spm) as a TensorFlow "
+        "Export a run directory (train or convert --output-dir) as a TensorFlow "
         "SavedModel for TF Serving that maps strings to translations (beam search "
         "inside). Works from any backend: the export itself runs under TensorFlow.",
         "example (writes exported/multi30k/1):\n  keras-transformer export "

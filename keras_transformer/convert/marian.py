@@ -65,10 +65,8 @@ from keras_transformer.training.run_directory import RunDirectory
 from keras_transformer.utils.file_io import (
     atomic_write_bytes,
     atomic_write_json,
-    save_model,
 )
 from keras_transformer.utils.run_files import (
-    MODEL_FILENAME,
     SOURCE_VOCABULARY_FILENAME,
     VOCABULARY_FILENAME,
 )
@@ -531,9 +529,9 @@ def convert_marian(source_dir, output_dir, overwrite=False):
     """Imports the Marian/OPUS-MT directory ``source_dir`` (``config.json``,
     ``model.safetensors`` or ``pytorch_model.bin``, ``source.spm``,
     ``target.spm``, ``vocab.json``; optionally ``generation_config.json``)
-    as the run directory ``output_dir``: ``model.keras``, ``vocab.spm``
-    (target), ``source_vocab.spm`` (source) and ``train_config.json`` with
-    the checkpoint's decoding defaults, and the same model as a keras-hub
+    as the run directory ``output_dir``: ``vocab.spm`` (target),
+    ``source_vocab.spm`` (source) and ``train_config.json`` with the
+    checkpoint's decoding defaults, and the model, kept once, as a keras-hub
     preset (`write_preset_files`: ``config.json``, ``model.weights.h5``,
     the tokenizers, ``task.json``, ...), as ``train`` writes a run. ``translate``, ``evaluate``, ``score``,
     ``export`` and `Translator.from_directory` take it.
@@ -584,8 +582,7 @@ def convert_marian(source_dir, output_dir, overwrite=False):
         remapped_sentencepiece(source_proto, id_map, language_tokens=True),
     )
     atomic_write_json(run.config_path, train_config)
-    save_model(model, run.join(MODEL_FILENAME))
-    # The same model as a keras-hub preset, as `train` writes a run.
+    # The model, kept once, as a keras-hub preset, as `train` writes a run.
     write_preset_files(
         run.path,
         model,

@@ -67,6 +67,8 @@ import keras
 import numpy as np
 import sentencepiece as spm
 
+from keras_transformer.decoding.sources import model_max_positions
+from keras_transformer.layers.position_schemes import position_scheme
 from keras_transformer.layers.positional_encoding import (
     LearnedPositionalEmbedding,
     sinusoidal_encoding,
@@ -345,7 +347,7 @@ def build_transformer_spec(model, pieces, max_positions=DEFAULT_MAX_POSITIONS):
         common_spec.Activation,
         CTRANSLATE2_ACTIVATIONS[model.encoder_layers[0].feed_forward.activation],
     )
-    relative = model.positional_encoding == "relative"
+    relative = position_scheme(model.positional_encoding).relative_attention
     encoder = transformer_spec.TransformerEncoderSpec(
         model.num_layers,
         model.num_heads,
@@ -518,9 +520,8 @@ def export_ctranslate2(
     converter.convert(output_dir, quantization=quantization, force=force)
     with open(os.path.join(output_dir, VOCABULARY_FILENAME), "wb") as f:
         f.write(proto)
-    positions = max_positions
-    if model.positional_encoding == "learned":
-        positions = model.max_length
+    # A learned-position model's own limit (`model_max_positions`).
+    positions = model_max_positions(model) or max_positions
     metadata = {
         "format": "keras_transformer ctranslate2 export",
         "ctranslate2_version": ctranslate2.__version__,
@@ -541,7 +542,9 @@ def export_run_directory_to_ctranslate2(
     force=False,
 ):
     """`export_ctranslate2` of a trained model directory: a run directory
-    (``model.keras`` + ``vocab.spm``) or a keras-hub preset."""
+    of ``keras-transformer train`` (its keras-hub preset files, or the
+    ``model.keras`` + ``vocab.spm`` of earlier versions) or a keras-hub
+    preset."""
     files = find_trained_model(run_directory)
     vocab_path = files.vocabulary_path
     if not os.path.isfile(vocab_path):

@@ -224,7 +224,7 @@ def _export_here(
     is its dict of decoding options."""
     options, n_best, sample_options, parallel_searches = _export_options(options)
     # Run directories or keras-hub presets; errors name the file (a
-    # truncated or corrupt model.keras, ...) or, for an ensemble, the
+    # corrupt model.weights.h5, ...) or, for an ensemble, the
     # directories whose vocabularies differ.
     found = find_trained_models(model_dir)
     model = load_models(found, weights)
@@ -294,8 +294,8 @@ def export_saved_model(
     language_tag=None,
     **options,
 ):
-    """Exports the trained model in ``model_dir`` (a run directory:
-    ``model.keras`` + ``vocab.spm``, or a keras-hub preset written by
+    """Exports the trained model in ``model_dir`` (a run directory of
+    ``keras-transformer train`` or a keras-hub preset written by
     ``save_to_preset``) as a TF Serving SavedModel in
     ``<export_dir>/<version>``.
 
@@ -359,8 +359,9 @@ def export_saved_model(
     if not os.path.isfile(files.vocabulary_path):
         raise FileNotFoundError(
             f"{files.vocabulary_path} not found: export needs the model's "
-            "vocabulary (a run directory of `keras-transformer train` holds "
-            "model.keras + vocab.spm; a preset, assets/tokenizer/vocabulary.spm)."
+            "vocabulary (a run directory of `keras-transformer train` and a "
+            "preset hold assets/tokenizer/vocabulary.spm; a run directory of "
+            "earlier versions, vocab.spm)."
         )
     version = check_int("version", version)
     # Before any work (the export itself checks again).

@@ -11,7 +11,7 @@ Example:
 ```python
 from keras_transformer import average_checkpoints
 average_checkpoints("runs/model/checkpoints", last_n=5,
-                    output_path="runs/model/averaged")  # + vocab.spm copied
+                    output_path="runs/model/averaged")  # a preset + vocab.spm
 ```
 """
 
@@ -41,10 +41,13 @@ from keras_transformer.utils.file_io import (
     read_json,
     save_model,
 )
+from keras_transformer.training.run_preset import run_files, write_run_preset
 from keras_transformer.utils.run_files import (
     ARCHITECTURE_FILENAME,
     MODEL_FILENAME,
+    MODEL_WEIGHTS_FILE,
     PRESET_CONFIG_FILENAME,
+    SOURCE_VOCABULARY_FILENAME,
     VOCABULARY_FILENAME,
     is_preset_directory,
 )
@@ -221,10 +224,12 @@ def average_checkpoints(checkpoints, output_path=None, last_n=5, model=None):
     Args:
         checkpoints: a directory (its ``*.weights.h5``/``*.keras`` files in
             epoch order), or a list of paths, oldest first.
-        output_path: str. Where to save the averaged model: a ``.keras`` path,
-            or a directory that gets ``model.keras`` (and a copy of the run's
-            ``vocab.spm`` when one is found next to the checkpoint directory,
-            so `Translator.from_directory` works on it). None saves nothing.
+        output_path: str. Where to save the averaged model: a directory,
+            which gets it as a keras-hub preset with a copy of the run's
+            ``vocab.spm`` when one is found next to the checkpoint directory
+            (so `Translator.from_directory`, the exports and ``init_from``
+            take it; `save_averaged`), or a ``.keras`` path. None saves
+            nothing.
         last_n: int. How many of the newest checkpoints to average (5 in the
             paper). Defaults to 5.
         model: a built model with the checkpoints' architecture, used as the
@@ -288,42 +293,84 @@ def check_output_path(output_path):
 
 
 def save_averaged(model, output_path, checkpoint_dir=None):
-    """Saves ``model`` to ``output_path`` (a ``.keras`` file or a directory).
+    """Saves ``model`` to ``output_path``: a directory, or a ``.keras`` file.
 
-    For a directory, ``model.keras`` is written there, and ``vocab.spm``
-    is copied from the parent of ``checkpoint_dir`` (the run directory) when
-    the target has none; a different ``vocab.spm`` already there is an error
-    (the model would not match it). A directory that is also a preset of
-    the package's model (a run directory) gets the model in its preset
-    files too (`replace_preset_model`), which the loaders read. Writes are
-    atomic and the weights are checked finite first. Returns the ``.keras``
-    path.
+    A directory gets the model once, as a keras-hub preset
+    (`write_run_preset`: ``model.weights.h5`` with its ``.sha256``,
+    ``config.json``, the tokenizer(s), ``task.json``, ...), which
+    `Translator.from_directory`, ``from_preset``, the exports and
+    ``init_from`` read. The run's ``vocab.spm`` (and ``source_vocab.spm``)
+    is copied from the parent of ``checkpoint_dir`` (the run directory)
+    where the target has none, a different one already there being an
+    error (the model would not match it); the preset takes its decoding
+    settings from that run's ``train_config.json``. A directory that holds
+    the package's preset already (a run directory) keeps its tokenizers and
+    settings and gets the new model (`replace_preset_model`); a
+    ``model.keras`` there (a run of earlier versions) is replaced too, so
+    that it never holds another model. A run directory of earlier versions
+    without preset files (its ``model.keras``, its `TrainConfig` perhaps in
+    ``config.json``) keeps its layout: its ``model.keras`` is replaced. A
+    directory without a vocabulary (no run above the checkpoints) gets
+    ``model.keras``: a preset needs its tokenizer.
+
+    A ``.keras`` path gets that file (and, where its directory holds the
+    package's preset, the preset the new model too). Writes are atomic and
+    the weights are checked finite first.
+
+    Returns:
+        The path of the file that holds the weights.
     """
     output_path = os.fspath(output_path)
     check_output_path(output_path)
-    if output_path.endswith(".keras"):
-        directory, model_path = os.path.dirname(output_path), output_path
-    else:
-        directory = output_path
-        model_path = os.path.join(output_path, MODEL_FILENAME)
-    vocab = target = None
+    keras_file = output_path.endswith(".keras")
+    directory = os.path.dirname(output_path) if keras_file else output_path
+    copies, config = {}, {}
     if checkpoint_dir is not None and directory:
         run_dir = os.path.dirname(os.path.abspath(checkpoint_dir))
-        vocab = os.path.join(run_dir, VOCABULARY_FILENAME)
-        target = os.path.join(directory, VOCABULARY_FILENAME)
-        if not os.path.isfile(vocab):
-            vocab = None
-        elif os.path.isfile(target) and not _same_bytes(vocab, target):
-            raise ValueError(
-                f"{target!r} differs from the checkpoints' vocabulary {vocab!r}: "
-                "the averaged model would not match it. Choose another output."
-            )
-    save_model(model, model_path)
-    if vocab is not None and not os.path.exists(target):
-        copy_file_atomic(vocab, target)
+        vocabulary, source_vocabulary, config = run_files(run_dir)
+        for source, name in (
+            (vocabulary, VOCABULARY_FILENAME),
+            (source_vocabulary, SOURCE_VOCABULARY_FILENAME),
+        ):
+            target = os.path.join(directory, name)
+            if source is None:
+                continue
+            if os.path.isfile(target) and not _same_bytes(source, target):
+                raise ValueError(
+                    f"{target!r} differs from the checkpoints' vocabulary {source!r}: "
+                    "the averaged model would not match it. Choose another output."
+                )
+            copies[target] = source
+    if keras_file:
+        save_model(model, output_path)
+    for target, source in copies.items():
+        if not os.path.exists(target):
+            copy_file_atomic(source, target)
+    legacy = os.path.join(directory, MODEL_FILENAME)
+    vocabulary = os.path.join(directory, VOCABULARY_FILENAME)
     if directory and _holds_package_preset(directory):
         replace_preset_model(directory, model)
-    return model_path
+        weights = os.path.join(directory, MODEL_WEIGHTS_FILE)
+    elif keras_file:
+        return output_path
+    elif os.path.isfile(vocabulary) and not (
+        os.path.isfile(legacy) or os.path.isfile(os.path.join(directory, PRESET_CONFIG_FILENAME))
+    ):
+        source_vocabulary = os.path.join(directory, SOURCE_VOCABULARY_FILENAME)
+        weights = write_run_preset(
+            directory,
+            model,
+            vocabulary,
+            config,
+            source_vocabulary if os.path.isfile(source_vocabulary) else None,
+        )
+    else:
+        return save_model(model, legacy)
+    if keras_file:
+        return output_path
+    if os.path.isfile(legacy):
+        save_model(model, legacy)
+    return weights
 
 
 def _holds_package_preset(directory):

@@ -299,8 +299,9 @@ class CheckpointFields:
     `TrainConfig` keys (flat: ``TrainConfig(preset=...)``).
 
     Args:
-        output_dir: str. Where model.keras, vocab.spm, train_config.json,
-            checkpoints/, logs/ and backup/ go. Auto.
+        output_dir: str. Where the final model (keras-hub preset files:
+            model.weights.h5, config.json, ...), vocab.spm,
+            train_config.json, checkpoints/, logs/ and backup/ go. Auto.
         average_last_n: int or list of int. With ``final_model="average"``,
             the final model averages the weights of the last N epoch
             checkpoints (the paper averages 5); 1 keeps the last weights.
@@ -325,7 +326,8 @@ class CheckpointFields:
             ``checkpoints/best/``. None (default) keeps none.
         patience: int. Stop training when the ``keep_best`` value has not
             improved for this many evaluations. None (default) never stops.
-        final_model: "last", "best" or "average". What model.keras holds:
+        final_model: "last", "best" or "average". What the run's preset
+            (its model.weights.h5) holds:
             the weights at the end of training (the moving average with
             ``ema_decay``), the best checkpoint, or the average of the last
             ``average_last_n`` epoch checkpoints. Auto: "best" with

@@ -1,4 +1,4 @@
-"""The final model of a training run: what ``model.keras`` holds.
+"""The final model of a training run: what its preset (``model.weights.h5``) holds.
 
 `choose_final_model` runs after `fit`: the last weights, the best checkpoint
 (``keep_best``), or the average of the newest epoch checkpoints, with N

@@ -25,6 +25,7 @@ from keras_transformer.data import (
     read_parallel,
 )
 from keras_transformer.data.text_files import expand_paths
+from keras_transformer.models.transformer.transformer_loader import locate_trained_model
 from keras_transformer.training.distribution import pipeline_options_for
 from keras_transformer.training.run_directory import RunDirectory
 from keras_transformer.utils.console import log
@@ -32,6 +33,8 @@ from keras_transformer.utils.file_io import atomic_write_bytes
 from keras_transformer.utils.run_files import (
     CORPUS_DIRNAME,
     MODEL_FILENAME,
+    MODEL_WEIGHTS_FILE,
+    PRESET_CONFIG_FILENAME,
     SOURCE_VOCABULARY_FILENAME,
     VOCABULARY_FILENAME,
 )
@@ -172,19 +175,27 @@ def _source_vocabulary(run):
 
 def check_init_from(path):
     """Raises an error naming ``path`` (``init_from``) when it is not a run
-    directory with a model and its vocabulary."""
+    directory with a model (its keras-hub preset files, or the
+    ``model.keras`` of a run of earlier versions) and its vocabulary."""
     if not os.path.isdir(path):
         what = "is not a directory" if os.path.exists(path) else "does not exist"
         raise FileNotFoundError(
-            f"init_from {path!r} {what} (expected a run directory with {MODEL_FILENAME} "
-            f"and {VOCABULARY_FILENAME}: a finished run of train, or the output of convert)."
+            f"init_from {path!r} {what} (expected a run directory with "
+            f"{MODEL_WEIGHTS_FILE} and {VOCABULARY_FILENAME}: a finished run of train, "
+            "or the output of convert)."
         )
-    for name in (MODEL_FILENAME, VOCABULARY_FILENAME):
-        if not os.path.isfile(os.path.join(path, name)):
-            raise ValueError(
-                f"init_from {path!r} is not a finished run directory: "
-                f"{os.path.join(path, name)!r} is missing."
-            )
+    if locate_trained_model(path) is None:
+        raise ValueError(
+            f"init_from {path!r} is not a finished run directory: it holds no model "
+            f"({os.path.join(path, PRESET_CONFIG_FILENAME)!r} and "
+            f"{os.path.join(path, MODEL_WEIGHTS_FILE)!r} are missing, nor is there "
+            f"the {MODEL_FILENAME} of an earlier version)."
+        )
+    vocabulary = os.path.join(path, VOCABULARY_FILENAME)
+    if not os.path.isfile(vocabulary):
+        raise ValueError(
+            f"init_from {path!r} is not a finished run directory: {vocabulary!r} is missing."
+        )
 
 
 def copy_init_vocabularies(config, run):

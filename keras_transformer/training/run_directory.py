@@ -43,6 +43,7 @@ from keras_transformer.utils.run_files import (
     CHECKPOINTS_DIRNAME,
     LOGS_DIRNAME,
     MODEL_FILENAME,
+    MODEL_WEIGHTS_FILE,
     RESULTS_FILENAME,
     TRAIN_CONFIG_FILENAME,
     VOCABULARY_FILENAME,
@@ -81,6 +82,13 @@ class RunDirectory:
 
     @property
     def model_path(self):
+        """The final model's weights: the preset's ``model.weights.h5``
+        (the run keeps them once; `keras_transformer.training.run_preset`)."""
+        return self.join(MODEL_WEIGHTS_FILE)
+
+    @property
+    def legacy_model_path(self):
+        """``model.keras``: the final model of runs of earlier versions."""
         return self.join(MODEL_FILENAME)
 
     @property
@@ -125,8 +133,12 @@ class RunDirectory:
     # --- state ---
 
     def is_finished(self):
-        """True when the run wrote its model or its results."""
-        return os.path.exists(self.model_path) or os.path.exists(self.results_path)
+        """True when the run wrote its model (or, in a run of earlier
+        versions, ``model.keras``) or its results."""
+        return any(
+            os.path.exists(path)
+            for path in (self.model_path, self.legacy_model_path, self.results_path)
+        )
 
     def backup_epoch(self):
         """The epoch `BackupAndRestore` would resume after, or None."""
@@ -201,7 +213,10 @@ class RunDirectory:
                 f"{', '.join(entries[:5])}{', ...' if len(entries) > 5 else ''}"
             )
         if self.is_finished():
-            return f"holds a finished run ({MODEL_FILENAME} or {RESULTS_FILENAME})"
+            return (
+                f"holds a finished run ({MODEL_WEIGHTS_FILE}, {MODEL_FILENAME} or "
+                f"{RESULTS_FILENAME})"
+            )
         try:
             with open(saved_path, encoding="utf-8") as f:
                 saved = json.load(f)

@@ -6,7 +6,7 @@ and the epochs and batches ``fit`` runs (`fit_schedule`).
 import math
 
 from keras_transformer.models.transformer.transformer import Transformer
-from keras_transformer.models.transformer.transformer_loader import load_run_model
+from keras_transformer.models.transformer.transformer_loader import find_trained_model
 from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 from keras_transformer.objectives.metrics import MaskedTokenAccuracy
 from keras_transformer.objectives.schedules import transformer_optimizer
@@ -56,11 +56,17 @@ def build_optimizer(config, d_model):
 
 def build_model(config, vocabulary_size):
     """`Transformer.from_preset`, or with ``init_from`` that run's model and
-    weights (rebuilt with the config's dtype policy and ``dropout_rate``),
+    weights (its preset files, or the ``model.keras`` of a run of earlier
+    versions; rebuilt with the config's dtype policy and ``dropout_rate``),
     compiled with `build_optimizer` and the paper's loss."""
     dtype = resolve_dtype_policy(config.dtype_policy)[0]
     if config.init_from is not None:
-        start = load_run_model(config.init_from, Transformer)
+        start = find_trained_model(config.init_from).load_model(compile=False)
+        if not isinstance(start, Transformer):
+            raise ValueError(
+                f"init_from {config.init_from!r} holds a {type(start).__name__}, "
+                "not a Transformer."
+            )
         if start.vocabulary_size != vocabulary_size:
             raise ValueError(
                 f"The model of init_from {config.init_from!r} has {start.vocabulary_size} "

@@ -1,6 +1,7 @@
 """What a run ends with: `TrainResult`, the final model chosen and saved
-(`save_final_model`: ``model.keras`` and the keras-hub preset files), its score on the test (else validation) split
-(`evaluate_run`) and ``results.json`` (`write_results`).
+(`save_final_model`: the keras-hub preset files, which keep its weights
+once), its score on the test (else validation) split (`evaluate_run`) and
+``results.json`` (`write_results`).
 """
 
 import dataclasses
@@ -8,10 +9,6 @@ import os
 
 import keras
 
-from keras_transformer.decoding.options import DecodeOptions
-from keras_transformer.models.transformer.transformer_preset_writer import (
-    write_preset_files,
-)
 from keras_transformer.models.transformer.translator import Translator
 from keras_transformer.training.config import TrainConfig
 from keras_transformer.training.evaluation import (
@@ -21,8 +18,9 @@ from keras_transformer.training.evaluation import (
 )
 from keras_transformer.training.model_selection import choose_final_model
 from keras_transformer.training.run_directory import RunDirectory
+from keras_transformer.training.run_preset import write_run_preset
 from keras_transformer.utils.console import log
-from keras_transformer.utils.file_io import atomic_write_json, save_model
+from keras_transformer.utils.file_io import atomic_write_json
 from keras_transformer.utils.run_files import (
     SOURCE_VOCABULARY_FILENAME,
     TRAIN_CONFIG_FILENAME,
@@ -37,7 +35,9 @@ class TrainResult:
     Args:
         config: the resolved `TrainConfig`.
         output_dir: str. The run directory.
-        model_path: str. ``<output_dir>/model.keras`` (None after a NaN loss).
+        model_path: str. ``<output_dir>/model.weights.h5``, the final
+            model's weights in the run's keras-hub preset files (None after
+            a NaN loss).
         model: the final `Transformer` (see ``final_model``).
         tokenizer: the `TransformerTokenizer`.
         history: dict of per-epoch metric lists (this process' epochs),
@@ -51,7 +51,7 @@ class TrainResult:
         averaged_checkpoints: list of str. Checkpoints averaged into the model.
         evaluation: `EvaluationResult` or None.
         samples: list of (source, reference, hypothesis).
-        final_model: str or None. What model.keras holds: "last", "best" or
+        final_model: str or None. What the preset holds: "last", "best" or
             "average" (None after a NaN loss).
         best: dict or None. With ``keep_best``: ``{"monitor", "value",
             "update", "path"}`` of the best checkpoint.
@@ -82,9 +82,10 @@ class TrainResult:
 
 
 def save_final_model(config, run, fitted, tokenizer, valid_pairs, verbose):
-    """Chooses the final model (last, best or an average) and saves it:
-    ``model.keras``, then the same weights as a keras-hub preset
-    (`write_run_preset`).
+    """Chooses the final model (last, best or an average) and saves it
+    once, as the run's keras-hub preset (`write_run_preset`:
+    ``model.weights.h5``, ``config.json``, the tokenizer(s), ``task.json``
+    with the run's decoding defaults, ...).
 
     Returns:
         ``(model, model_path, averaged checkpoints, final_model, average
@@ -94,38 +95,20 @@ def save_final_model(config, run, fitted, tokenizer, valid_pairs, verbose):
         fitted.model, config, run, fitted.initial_epoch + fitted.epochs_run,
         fitted.callbacks.best, verbose, tokenizer=tokenizer, valid_pairs=valid_pairs,
     )  # fmt: skip
-    model_path = save_model(model, run.model_path)
-    write_run_preset(config, run, model)
-    log(
-        f"Saved {model_path} ({final} weights; with {VOCABULARY_FILENAME} and "
-        f"{TRAIN_CONFIG_FILENAME}) and the same weights as a keras-hub preset in {run.path}",
-        verbose,
-    )
-    return model, model_path, averaged, final, selection
-
-
-def write_run_preset(config, run, model):
-    """Writes the keras-hub preset files of ``model`` into the run directory
-    (`write_preset_files`): the run's vocabularies, its decoding settings
-    (``beam_size``, ``alpha``, ``max_extra_length``) as the task's
-    generation defaults, its ``language_tag``, and ``max_length`` (else 128)
-    tokens per side for the preprocessor, as `TransformerSeq2SeqLM.from_preset`
-    reads a run directory of earlier versions."""
-    fields = {
-        key: getattr(config, key)
-        for key in ("beam_size", "alpha", "max_extra_length")
-        if getattr(config, key) is not None
-    }
     source = run.join(SOURCE_VOCABULARY_FILENAME)
-    write_preset_files(
+    model_path = write_run_preset(
         run.path,
         model,
         run.vocabulary_path,
+        config.to_dict(),
         source_vocabulary_path=source if os.path.isfile(source) else None,
-        decode_options=DecodeOptions().replace(**fields),
-        language_tag=config.language_tag or "source",
-        sequence_length=int(config.max_length or 128),
     )
+    log(
+        f"Saved {model_path} ({final} weights) with the keras-hub preset files, "
+        f"{VOCABULARY_FILENAME} and {TRAIN_CONFIG_FILENAME} in {run.path}",
+        verbose,
+    )
+    return model, model_path, averaged, final, selection
 
 
 def evaluate_run(config, model, tokenizer, splits, verbose):
@@ -168,6 +151,8 @@ def write_results(result, eval_name):
         "train_seconds": result.train_seconds,
         "stop_reason": result.stop_reason,
         "final_model": result.final_model,
+        # The one file of the final model's weights (the preset's), or None.
+        "model_path": result.model_path,
         "averaged_checkpoints": result.averaged_checkpoints,
         "best": result.best,
         "average_selection": result.average_selection,

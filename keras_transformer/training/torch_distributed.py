@@ -37,7 +37,8 @@ The processes also agree on everything else that `fit` decides:
   `fit` starts (after process 0 restored a backup, if it did), so a
   resumed run continues from the same state in every process;
 - process 0 alone writes the run directory (vocabulary, corpus,
-  checkpoints, backups, logs, ``model.keras``, ``results.json``) and runs
+  checkpoints, backups, logs, the final model's preset files,
+  ``results.json``) and runs
   validation; after every batch and epoch the others follow its
   ``stop_training`` (early stopping, time budget, step limit, NaN loss), and
   a SIGTERM received by any process stops all of them after the same batch

@@ -10,13 +10,15 @@ use the vocabulary the model was trained with (the layout and its rules are
       vocab.spm           the shared SentencePiece BPE vocabulary
       source_vocab.spm    the sources' own SentencePiece model, where the
                           init_from run has one (an imported Marian model)
-      model.keras         the final model: last, best or averaged weights
-      config.json, model.weights.h5, tokenizer.json, preprocessor.json,
-      task.json, metadata.json, assets/tokenizer/vocabulary.spm
-                          the same final model as a keras-hub preset
+      config.json, model.weights.h5 (+ .sha256), tokenizer.json,
+      preprocessor.json, task.json, metadata.json,
+      assets/tokenizer/vocabulary.spm
+                          the final model (last, best or averaged
+                          weights), kept once, as a keras-hub preset
                           (`TransformerSeq2SeqLM.save_to_preset`'s files;
                           source_tokenizer.json too with source_vocab.spm):
-                          the layout the loaders read
+                          the layout the loaders read (runs of earlier
+                          versions held model.keras too, and still load)
       results.json        steps, time, scores
       checkpoints/        epoch_001.weights.h5, ... and model_config.json;
                           best/ with keep_best (best.weights.h5, best.json)
@@ -84,7 +86,7 @@ from keras_transformer.training.update_backup import (
 )
 from keras_transformer.utils.console import log
 from keras_transformer.utils.file_io import atomic_write_json
-from keras_transformer.utils.run_files import CORPUS_DIRNAME, MODEL_FILENAME
+from keras_transformer.utils.run_files import CORPUS_DIRNAME, MODEL_WEIGHTS_FILE
 
 
 def train(config, callbacks=None, overwrite=False):
@@ -140,7 +142,7 @@ def _train(config, callbacks, overwrite, processes):
         )
     elif fitted.stop_reason == "NaN loss":
         log(
-            f"The loss became NaN: no {MODEL_FILENAME} was written. "
+            f"The loss became NaN: no {MODEL_WEIGHTS_FILE} was written. "
             "Try a smaller learning_rate_scale or more warmup_steps.",
             verbose,
         )

@@ -6,11 +6,11 @@ A run directory (``keras-transformer train``)::
       train_config.json   the resolved `TrainConfig`: the run's identity
       vocab.spm           the shared SentencePiece vocabulary
       source_vocab.spm    optionally, the source side's own SentencePiece model
-      model.keras         the final model
-      config.json         the final model as a keras-hub preset: its
-      model.weights.h5    backbone's config, weights (without optimizer
-      metadata.json       state), metadata, tokenizer(s) and vocabulary
-      tokenizer.json      asset(s) (copies of vocab.spm and source_vocab.spm),
+      config.json         the final model, kept once, as a keras-hub
+      model.weights.h5    preset: its backbone's config, weights (without
+      model.weights.h5.sha256  optimizer state) and their checksum,
+      metadata.json       metadata, tokenizer(s) and vocabulary asset(s)
+      tokenizer.json      (copies of vocab.spm and source_vocab.spm),
       preprocessor.json   preprocessor, and the task with the run's
       task.json           decoding defaults and language_tag
       assets/             (written last: config.json, after the others)
@@ -21,8 +21,12 @@ A run directory (``keras-transformer train``)::
       preset/             optionally, a keras-hub preset put there (read where
                           the directory holds no model of its own)
 
-Runs of earlier versions kept the `TrainConfig` in config.json and had no
-preset files (`train_config_path` finds either).
+Runs of earlier versions kept the final model in model.keras (a whole
+``.keras`` file: config, weights and optimizer state), some with the preset
+files beside it, some with their `TrainConfig` in config.json and no preset
+files (`train_config_path` finds either); they still load everywhere. A
+directory that holds a preset is read as the preset; model.keras is read
+only where there is none.
 
 A keras-hub preset (``save_to_preset``): config.json, model.weights.h5,
 tokenizer.json, task.json, assets/tokenizer/vocabulary.spm, metadata.json;
@@ -35,6 +39,9 @@ import os
 
 from keras_transformer.utils.json_files import read_json
 
+# The final model of run directories of earlier versions (a run now keeps
+# its weights once, in the preset's `MODEL_WEIGHTS_FILE`); also what
+# ``average-checkpoints`` writes where it has no vocabulary for a preset.
 MODEL_FILENAME = "model.keras"
 VOCABULARY_FILENAME = "vocab.spm"
 # A model whose source side has a SentencePiece model of its own (over the

@@ -94,8 +94,11 @@ def trained_run(tmp_path_factory):
 def test_train_then_translate_from_the_run_directory(
     trained_run, tmp_path, capsys, monkeypatch
 ):
-    for name in ("model.keras", "vocab.spm", "train_config.json"):
+    for name in ("model.weights.h5", "vocab.spm", "train_config.json"):
         assert (trained_run / name).is_file(), name
+    # The final model's weights once, in the preset's file: no model.keras.
+    weights = [p.name for p in trained_run.iterdir() if p.suffix in (".h5", ".keras")]
+    assert weights == ["model.weights.h5"]
     source = tmp_path / "input.en"
     source.write_text("twenty-one\n\nthree hundred forty-five\n")
     output = tmp_path / "output.de"
@@ -260,7 +263,8 @@ def test_evaluate_and_average_from_the_run_directory(trained_run, tmp_path, caps
     )  # fmt: skip
     assert code == 0
     assert "epoch_002.weights.h5" in capsys.readouterr().out
-    assert (averaged / "model.keras").is_file() and (averaged / "vocab.spm").is_file()
+    assert (averaged / "model.weights.h5").is_file() and (averaged / "vocab.spm").is_file()
+    assert not (averaged / "model.keras").exists()
 
 
 def test_export_passes_the_options_and_the_runs_decoding_settings(

@@ -30,7 +30,7 @@ def test_cli_trains_data_parallel_on_two_jax_devices(tmp_path):
         env=env, capture_output=True, text=True, timeout=600, cwd=str(tmp_path),
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    assert (run / "model.keras").exists()
+    assert (run / "model.weights.h5").exists()
     results = json.loads((run / "results.json").read_text())
     assert results["steps"] == 4, results
     # The log reports the rounding and the padding of the batches it trained on.
@@ -75,7 +75,7 @@ def test_cli_trains_data_parallel_on_two_torch_processes(tmp_path):
         env=env, capture_output=True, text=True, timeout=600, cwd=str(tmp_path),
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    assert (run / "model.keras").exists()
+    assert (run / "model.weights.h5").exists()
     results = json.loads((run / "results.json").read_text())
     assert results["steps"] == 4, results
     assert result.stdout.count("Data parallel: 2 torch.distributed processes (gloo)") == 1

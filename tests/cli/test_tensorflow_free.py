@@ -112,8 +112,9 @@ def test_train_translate_evaluate_without_tensorflow(tmp_path):
     sections = _sections(done.stdout)
     for command in ("train", "translate", "evaluate", "score", "average-checkpoints", "info"):
         assert sections[command][1] == "0", (command, done.stdout[-2000:], done.stderr[-3000:])
-    for name in ("model.keras", "vocab.spm", "train_config.json"):
+    for name in ("model.weights.h5", "vocab.spm", "train_config.json"):
         assert (run_dir / name).is_file(), name
+    assert not (run_dir / "model.keras").exists()  # The weights once.
     # The run is a keras-hub preset too, written without keras-hub; the
     # commands below read it as one (its backbone config and weights).
     for name in ("model.weights.h5", "task.json", "tokenizer.json", "preprocessor.json"):

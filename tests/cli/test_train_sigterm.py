@@ -39,7 +39,7 @@ def test_sigterm_saves_a_backup_and_exits_with_143(tmp_path):
     assert process.returncode == 128 + signal.SIGTERM, output
     assert "SIGTERM: saved the training state" in output
     assert "run the same command again to resume" in output
-    assert not (run / "model.keras").exists()
+    assert not (run / "model.weights.h5").exists()
     assert not (run / "results.json").exists()
     with open(run / "backup" / "training_metadata.json", encoding="utf-8") as f:
         metadata = json.load(f)

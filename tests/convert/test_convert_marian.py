@@ -40,6 +40,9 @@ pytest.importorskip("transformers")
 
 from keras_transformer.cli.main import main  # noqa: E402
 from keras_transformer.convert import ConversionError, convert_marian  # noqa: E402
+from keras_transformer.models.transformer.transformer_loader import (  # noqa: E402
+    load_preset_model,
+)
 from keras_transformer.models.transformer.translator import Translator  # noqa: E402
 
 MAX_EXTRA_LENGTH = 12
@@ -77,7 +80,7 @@ def _package_rows(run, vocabulary):
 def test_run_directory_and_config(marian):
     _, _, vocabulary, _, run = marian
     assert sorted(os.listdir(run)) == [
-        "assets", "config.json", "metadata.json", "model.keras", "model.weights.h5",
+        "assets", "config.json", "metadata.json", "model.weights.h5",
         "model.weights.h5.sha256", "preprocessor.json", "source_tokenizer.json", "source_vocab.spm", "task.json",
         "tokenizer.json", "train_config.json", "vocab.spm",
     ]  # fmt: skip
@@ -90,7 +93,7 @@ def test_run_directory_and_config(marian):
     config = json.load(open(os.path.join(run, "train_config.json")))
     # generation_config.json: num_beams 3, length_penalty 0, max_length 40.
     assert (config["beam_size"], config["alpha"], config["max_extra_length"]) == (3, 0.0, 39)
-    model = keras.saving.load_model(os.path.join(run, "model.keras"), compile=False)
+    model = load_preset_model(run)  # The weights once: the preset's.
     assert model.activation == "swish" and model.sinusoid_layout == "split"
     assert model.output_bias and model.layer_norm_epsilon == 1e-5
     # Marian's ids plus one: its pad row is both PAD and BOS.

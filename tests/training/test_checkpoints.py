@@ -1,5 +1,6 @@
 """Tests for keras_transformer.checkpoints (averaging the last N checkpoints)."""
 
+import json
 import os
 
 import numpy as np
@@ -7,6 +8,9 @@ import pytest
 
 from conftest import to_numpy
 from keras_transformer import Transformer, Translator
+from keras_transformer.models.transformer.transformer_loader import find_trained_model
+from keras_transformer.training.run_data import check_init_from
+from keras_transformer.utils.file_io import load_model
 from keras_transformer.training.checkpoints import average_checkpoints
 from keras_transformer.training.checkpoints import list_checkpoints
 from keras_transformer.training.checkpoints import save_architecture
@@ -99,23 +103,34 @@ def _tiny_run(run):
     return model
 
 
-def test_average_into_a_run_directory_copies_the_vocabulary(tmp_path):
-    """An output directory gets model.keras and the run's vocab.spm: it translates."""
+def test_average_into_a_directory_keeps_the_weights_once_as_a_preset(tmp_path):
+    """An output directory gets the model once, as a keras-hub preset with
+    the run's vocab.spm and decoding settings (no model.keras): it
+    translates and continues training (init_from)."""
     run = tmp_path / "run"
     model = _tiny_run(run)
+    (run / "train_config.json").write_text(json.dumps({"beam_size": 3, "max_length": 16}))
     model.save_weights(str(run / "checkpoints" / "epoch_001.weights.h5"))
     model.save_weights(str(run / "checkpoints" / "epoch_002.weights.h5"))
-    average_checkpoints(run / "checkpoints", output_path=str(tmp_path / "avg"))
-    assert (tmp_path / "avg" / "vocab.spm").is_file()
-    translator = Translator.from_directory(str(tmp_path / "avg"))
+    averaged, _ = average_checkpoints(run / "checkpoints", output_path=str(tmp_path / "avg"))
+    output = tmp_path / "avg"
+    assert (output / "vocab.spm").read_bytes() == (run / "vocab.spm").read_bytes()
+    weights = sorted(p.name for p in output.iterdir() if p.suffix in (".h5", ".keras"))
+    assert weights == ["model.weights.h5"]
+    files = find_trained_model(output)
+    assert files.kind == "preset" and files.decoding_defaults()["beam_size"] == 3
+    for a, b in zip(files.load_model().get_weights(), averaged.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    check_init_from(str(output))
+    translator = Translator.from_directory(str(output))
     assert len(translator.translate(["a b"], beam_size=1, max_extra_length=3)) == 1
 
 
 def test_average_into_a_run_directory_replaces_its_preset_model(tmp_path):
-    """A run directory is a keras-hub preset too: averaging into it
-    replaces the model the loaders read (model.weights.h5), not only
-    model.keras."""
-    from keras_transformer.models.transformer.transformer_loader import find_trained_model
+    """A run directory is a keras-hub preset: averaging into it replaces the
+    model the loaders read (model.weights.h5); a model.keras beside it (a
+    run of earlier versions) is replaced too, never left holding another
+    model."""
     from keras_transformer.models.transformer.transformer_preset_writer import (
         write_preset_files,
     )
@@ -123,12 +138,34 @@ def test_average_into_a_run_directory_replaces_its_preset_model(tmp_path):
     run = tmp_path / "run"
     model = _tiny_run(run)
     write_preset_files(str(run), model, str(run / "vocab.spm"))
+    model.save(str(run / "model.keras"))
     for epoch in (1, 2):
         model.set_weights([w + epoch for w in model.get_weights()])
         model.save_weights(str(run / "checkpoints" / f"epoch_{epoch:03d}.weights.h5"))
     averaged, _ = average_checkpoints(run / "checkpoints", output_path=str(run), last_n=2)
-    loaded = find_trained_model(run).load_model()
-    for a, b in zip(loaded.get_weights(), averaged.get_weights()):
+    for loaded in (find_trained_model(run).load_model(), load_model(str(run / "model.keras"))):
+        for a, b in zip(loaded.get_weights(), averaged.get_weights()):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_average_into_a_run_directory_of_earlier_versions_keeps_its_layout(tmp_path):
+    """A run of earlier versions (model.keras, its TrainConfig in
+    config.json, no preset): its model.keras gets the average; its
+    config.json is not overwritten by a preset's."""
+    run = tmp_path / "run"
+    model = _tiny_run(run)
+    legacy_config = json.dumps({"beam_size": 3, "max_length": 16})
+    (run / "config.json").write_text(legacy_config)
+    model.save(str(run / "model.keras"))
+    for epoch in (1, 2):
+        model.set_weights([w + epoch for w in model.get_weights()])
+        model.save_weights(str(run / "checkpoints" / f"epoch_{epoch:03d}.weights.h5"))
+    averaged, _ = average_checkpoints(run / "checkpoints", output_path=str(run), last_n=2)
+    assert (run / "config.json").read_text() == legacy_config
+    assert not (run / "model.weights.h5").exists()
+    files = find_trained_model(run)
+    assert files.kind == "run" and files.decoding_defaults()["beam_size"] == 3
+    for a, b in zip(files.load_model().get_weights(), averaged.get_weights()):
         np.testing.assert_array_equal(a, b)
 
 

@@ -334,5 +334,5 @@ def test_cli_trains_with_distribution_flag(tmp_path):
         env=env, capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    assert (tmp_path / "run" / "model.keras").exists()
+    assert (tmp_path / "run" / "model.weights.h5").exists()
 

@@ -122,7 +122,7 @@ def test_a_kill_inside_an_epoch_resumes_at_the_last_backup(tmp_path, corpus_file
         train(config, callbacks=[KillAtBatch(7)])
     assert backup_metadata(run)["batches"] == 6
     assert backup_metadata(run)["batch_in_epoch"] == 2
-    assert not (run / "model.keras").exists()
+    assert not (run / "model.weights.h5").exists()
 
     result = train(config)
     assert result.initial_epoch == 1  # Finishes the interrupted epoch 2.

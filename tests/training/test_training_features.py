@@ -27,7 +27,7 @@ from keras_transformer.training.config import TrainConfig
 from keras_transformer.training.model_selection import best_candidate
 from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
 from keras_transformer.models.transformer.transformer import Transformer
-from keras_transformer.utils.file_io import load_model
+from keras_transformer.models.transformer.transformer_loader import load_preset_model
 from keras_transformer.objectives.schedules import TransformerSchedule
 from keras_transformer.utils.private_apis import (
     schedule_at_update_count as _count_updates_in_schedule,
@@ -314,7 +314,7 @@ def test_the_average_is_chosen_on_the_validation_set(selected):
     assert f"Chose the average of the last {selection['chosen']} checkpoints" in log
     assert result.final_model == "average"
     assert len(result.averaged_checkpoints) == best + 1
-    saved = load_model(result.model_path, compile=False)
+    saved = load_preset_model(result.output_dir)
     assert max_difference(weights(saved), averages[best]) == 0.0
 
 
@@ -380,7 +380,7 @@ def test_the_best_checkpoint_is_kept_beside_the_epoch_checkpoints(features):
 
 def test_the_final_model_is_the_moving_average(features):
     config, result = features
-    saved = load_model(result.model_path, compile=False)
+    saved = load_preset_model(result.output_dir)
     final = weights(saved)
     assert max_difference(final, weights(result.model)) == 0.0
     # The last epoch checkpoint holds the raw weights and, in the optimizer
@@ -403,7 +403,7 @@ def test_patience_stops_training_and_the_best_checkpoint_is_the_final_model(pati
     best = build_model(config.resolved(), result.tokenizer.vocabulary_size)
     best.optimizer.build(best.trainable_variables)
     best.load_weights(result.best["path"])
-    saved = load_model(result.model_path, compile=False)
+    saved = load_preset_model(result.output_dir)
     assert max_difference(weights(best), weights(saved)) == 0.0
     state = json.loads(open(os.path.join(result.output_dir, "checkpoints", "best",
                                          "best.json")).read())  # fmt: skip

@@ -143,7 +143,7 @@ def test_killed_run_resumes_where_it_stopped(resumed_run):
     config, run, killed = resumed_run["config"], resumed_run["run"], resumed_run["killed"]
     assert "backup/latest.weights.h5" in killed
     assert "checkpoints/epoch_001.weights.h5" in killed
-    assert "model.keras" not in killed
+    assert "model.keras" not in killed and "model.weights.h5" not in killed
     assert "latest.weights.h5" in resumed_run["truncated"]
     assert "truncated" in resumed_run["truncated"]
 
@@ -158,7 +158,7 @@ def test_killed_run_resumes_where_it_stopped(resumed_run):
     assert result.initial_epoch == 1 and result.epochs_run == 1
     assert result.steps == 6
     assert not (run / "backup").exists()  # Finished: the backup is removed.
-    for name in ("model.keras", "vocab.spm", "train_config.json", "logs/history.csv"):
+    for name in ("model.weights.h5", "vocab.spm", "train_config.json", "logs/history.csv"):
         assert (run / name).is_file(), name
     assert TrainConfig.from_file(run / "train_config.json") == config.resolved()
     recorded = json.loads((run / "results.json").read_text())
@@ -211,7 +211,7 @@ def test_another_run_never_replaces_a_finished_one(resumed_run, tmp_path):
     # The NaN epoch wrote no checkpoint, and none of the old run's is here
     # for `average-checkpoints --last-n 2` to pick up.
     assert os.listdir(run / "checkpoints") == ["model_config.json"]
-    assert not (run / "model.keras").exists()
+    assert not (run / "model.keras").exists() and not (run / "model.weights.h5").exists()
 
     def refuse(constant):
         raise AssertionError(f"results.json holds {constant}: not strict JSON")
@@ -245,6 +245,14 @@ def test_a_run_directory_is_a_keras_hub_preset(resumed_run):
     run, result = resumed_run["run"], resumed_run["result"]
     for name in PRESET_FILES:
         assert (run / name).is_file(), name
+    # The final model's weights once: the preset's, no model.keras (the
+    # checkpoints/ of the run aside).
+    weights = sorted(
+        name for name in os.listdir(run) if name.endswith((".h5", ".keras", ".weights.json"))
+    )
+    assert weights == ["model.weights.h5"]
+    recorded = json.loads((run / "results.json").read_text())
+    assert recorded["model_path"] == result.model_path == str(run / "model.weights.h5")
     assert (run / "vocab.spm").read_bytes() == (run / PRESET_FILES[4]).read_bytes()
     backbone = json.loads((run / "config.json").read_text())
     assert backbone["registered_name"] == "keras_transformer>TransformerBackbone"
@@ -259,8 +267,8 @@ def test_a_run_directory_is_a_keras_hub_preset(resumed_run):
     files = find_trained_model(run)
     assert files.kind == "preset" and files.directory == str(run)
     assert files.decoding_defaults()["beam_size"] == config.beam_size
-    # The final (averaged) model of model.keras, logits out, as the
-    # loader gives a run directory of earlier versions.
+    # The final (averaged) model, logits out, as the loader gives a run
+    # directory of earlier versions.
     for loaded in (files.load_model(), load_preset_model(str(run))):
         assert type(loaded) is Transformer
         for a, b in zip(loaded.get_weights(), result.model.get_weights()):

@@ -1,7 +1,8 @@
 """`Transformer`: the backbone with its tied output projection, logits out.
 
-The model that ``keras-transformer train`` builds and saves (``model.keras``
-of a run directory), that `Translator` and both exports load, and that the
+The model that ``keras-transformer train`` builds and saves (as the run
+directory's keras-hub preset; ``model.keras`` in earlier versions), that
+`Translator` and both exports load, and that the
 package's earlier versions called by this name; its config, its layers and
 the layout of its saved weights are `TransformerBackbone`'s, so files saved
 by every earlier version load with the same outputs.

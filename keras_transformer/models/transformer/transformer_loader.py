@@ -5,8 +5,10 @@ It reads one layout, the keras-hub preset's: ``config.json`` naming the
 backbone (its ``registered_name``), ``model.weights.h5`` and
 ``assets/tokenizer/vocabulary.spm`` (with ``task.json``'s generation
 defaults and ``language_tag``). A run directory of this version holds
-those files beside its own (``train_config.json``, ``model.keras``,
-``vocab.spm``, ...), so it is read as a preset. Older layouts are
+those files beside its own (``train_config.json``, ``vocab.spm``, ...;
+its weights once, in ``model.weights.h5``), so it is read as a preset; so
+is one of earlier versions that held ``model.keras`` beside the preset
+files (the same weights twice). Older layouts are
 converted as they are read: a run directory of earlier versions
 (``model.keras`` + ``vocab.spm``, its `TrainConfig` in ``config.json``)
 gives the same `TrainedModelFiles` answers from those files, and a run
@@ -242,10 +244,10 @@ def find_trained_model(directory):
     if files is not None:
         return files
     raise FileNotFoundError(
-        f"No trained model in {directory!r}: expected {MODEL_FILENAME} and "
-        f"{VOCABULARY_FILENAME} (a run directory of `keras-transformer train`) "
-        f"or {PRESET_CONFIG_FILENAME}, model.weights.h5 and "
-        f"{PRESET_VOCABULARY_PATH} (a preset written by save_to_preset)."
+        f"No trained model in {directory!r}: expected {PRESET_CONFIG_FILENAME}, "
+        f"{MODEL_WEIGHTS_FILE} and {PRESET_VOCABULARY_PATH} (a run directory of "
+        "`keras-transformer train` or a preset written by save_to_preset), or "
+        f"{MODEL_FILENAME} and {VOCABULARY_FILENAME} (a run directory of earlier versions)."
     )
 
 

@@ -270,8 +270,8 @@ def replace_preset_model(directory, model):
     """Replaces the model of the preset in ``directory`` by ``model`` (its
     weights, and its backbone config in ``config.json`` and ``task.json``),
     keeping the tokenizers, the preprocessor and the generation defaults:
-    where ``model.keras`` of a run directory is replaced (an average of
-    its checkpoints), its preset keeps holding the same model.
+    the model of a run directory replaced by an average of its
+    checkpoints (``average-checkpoints``).
 
     Returns:
         ``directory``.

@@ -259,8 +259,9 @@ def check_preset_directory(directory, require_tokenizer=True):
     if not os.path.isfile(config_path):
         raise ValueError(
             f"{directory!r} is not a preset directory: {config_path!r} is "
-            "missing (a preset has config.json and model.weights.h5; a run "
-            "directory has model.keras and vocab.spm)."
+            "missing (a preset, and a run directory of keras-transformer train, "
+            "has config.json and model.weights.h5; a run directory of earlier "
+            "versions has model.keras and vocab.spm)."
         )
     config = _read_json(config_path)
     registered = config.get("registered_name") if isinstance(config, dict) else None

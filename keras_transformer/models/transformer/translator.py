@@ -185,8 +185,10 @@ class Translator(TranslatorInputs, TranslatorForcedDecoding, TranslatorBatches):
     @classmethod
     def from_directory(cls, directory, weights=None, **kwargs):
         """Loads a trained model and its vocabulary from ``directory``: a run
-        directory of ``keras-transformer train`` (``model.keras`` +
-        ``vocab.spm``) or a keras-hub preset (``save_to_preset``).
+        directory of ``keras-transformer train`` (a keras-hub preset: its
+        ``model.weights.h5``, ``config.json`` and tokenizer; or, written by
+        an earlier version, ``model.keras`` + ``vocab.spm``) or a keras-hub
+        preset (``save_to_preset``).
 
         A list of directories loads an ensemble (as fairseq's ``--path
         a.pt:b.pt`` or OpenNMT-py's ``-model a.pt b.pt``): models of any
