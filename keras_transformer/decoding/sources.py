@@ -12,6 +12,7 @@ the same truncation, caps and EOS placement in both.
 from keras import ops
 
 from keras_transformer.decoding.ensemble import members
+from keras_transformer.layers.position_schemes import position_scheme
 from keras_transformer.special_tokens import EOS_ID, PAD_ID
 
 
@@ -29,14 +30,15 @@ def check_vocabulary(tokenizer_size, model_size):
 
 
 def model_max_positions(model):
-    """Positions a model decodes: a learned-position `Transformer`'s
-    ``max_length`` (the smallest among an `Ensemble`'s learned-position
-    models); None where positions never run out (sinusoidal)."""
-    limits = [
-        member.max_length
-        for member, _ in members(model)
-        if member.positional_encoding == "learned"
-    ]
+    """Positions a model decodes: the option that its position scheme names
+    (`PositionScheme.positions_option`, a learned-position `Transformer`'s
+    ``max_length``; the smallest among an `Ensemble`'s models); None where
+    positions never run out (sinusoidal, relative)."""
+    limits = []
+    for member, _ in members(model):
+        option = position_scheme(member.positional_encoding).positions_option
+        if option is not None:
+            limits.append(getattr(member, option))
     return min(limits) if limits else None
 
 

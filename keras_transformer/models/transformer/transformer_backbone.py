@@ -37,10 +37,7 @@ from keras_transformer.layers.masks import (
     segment_attention_mask,
     segment_positions,
 )
-from keras_transformer.layers.positional_encoding import (
-    LearnedPositionalEmbedding,
-    SinusoidalPositionalEncoding,
-)
+from keras_transformer.layers.position_schemes import position_scheme
 from keras_transformer.layers.token_checks import TokenIdCheck
 from keras_transformer.layers.transformer_layer import LAYER_NORM_EPSILON
 from keras_transformer.models.token_id_checked_model import TokenIdCheckedModel
@@ -261,8 +258,10 @@ class TransformerBackbone(
         options = check_architecture({name: arguments[name] for name in OPTION_NAMES})
         check_choice("int8_inputs", int8_inputs, INT8_INPUTS)
         source_vocabulary_size = options["source_vocabulary_size"]
+        # How positions enter: the registry's scheme of the option's value.
+        scheme = position_scheme(positional_encoding)
         relative_position = 0
-        if positional_encoding == "relative":
+        if scheme.relative_attention:
             relative_position = options["max_relative_position"]
 
         # === Layers ===
@@ -284,17 +283,10 @@ class TransformerBackbone(
                 name="source_token_embedding",
             )
 
-        def position_layer(name):
-            if positional_encoding == "relative":
-                return None  # positions enter in the self-attention only
-            if positional_encoding == "learned":
-                return LearnedPositionalEmbedding(max_length, dtype=dtype, name=name)
-            return SinusoidalPositionalEncoding(
-                layout=sinusoid_layout, dtype=dtype, name=name
-            )
-
-        self.encoder_position = position_layer("encoder_position")
-        self.decoder_position = position_layer("decoder_position")
+        self.encoder_position = self.decoder_position = None
+        if scheme.embedding is not None:
+            self.encoder_position = scheme.embedding(options, "encoder_position", dtype)
+            self.decoder_position = scheme.embedding(options, "decoder_position", dtype)
         self.encoder_embedding_dropout = keras.layers.Dropout(
             dropout_rate, dtype=dtype, name="encoder_embedding_dropout"
         )
@@ -459,7 +451,7 @@ class TransformerBackbone(
 
     def _embed_source(self, encoder_token_ids, training=None, positions=None):
         x = self.source_embedding(encoder_token_ids)
-        if self.encoder_position is not None:  # None: relative positions
+        if self.encoder_position is not None:  # None: the scheme adds none
             x = self.encoder_position(x, positions=positions)
         return self.encoder_embedding_dropout(x, training=training)
 
@@ -467,7 +459,7 @@ class TransformerBackbone(
         self, decoder_token_ids, start_index=0, training=None, positions=None
     ):
         x = self.token_embedding(decoder_token_ids)
-        if self.decoder_position is not None:  # None: relative positions
+        if self.decoder_position is not None:  # None: the scheme adds none
             x = self.decoder_position(x, start_index=start_index, positions=positions)
         return self.decoder_embedding_dropout(x, training=training)
 

@@ -17,15 +17,14 @@ import dataclasses
 import typing
 
 from keras_transformer.layers.attention import check_projection_layout
+from keras_transformer.layers.position_schemes import position_scheme
 from keras_transformer.layers.positional_encoding import check_sinusoid_layout
 from keras_transformer.layers.relative_positions import check_max_relative_position
 from keras_transformer.layers.transformer_layer import (
     LAYER_NORM_EPSILON,
     check_normalization_position,
 )
-from keras_transformer.utils.validation import check_choice, check_int, check_rate
-
-POSITIONAL_ENCODINGS = ("sinusoidal", "learned", "relative")
+from keras_transformer.utils.validation import check_int, check_rate
 
 # When an option's key is in the config.
 ALWAYS = "always"
@@ -82,12 +81,14 @@ class ArchitectureOption:
         return self.used is None or self.used(options)
 
 
-def _learned(options):
-    return options["positional_encoding"] == "learned"
+def _read_by_position_scheme(name):
+    """``used`` of an option that only some position schemes read
+    (`PositionScheme.options`)."""
 
+    def used(options):
+        return name in position_scheme(options["positional_encoding"]).options
 
-def _relative(options):
-    return options["positional_encoding"] == "relative"
+    return used
 
 
 ARCHITECTURE_OPTIONS = (
@@ -103,9 +104,11 @@ ARCHITECTURE_OPTIONS = (
     ArchitectureOption(
         "positional_encoding",
         "sinusoidal",
-        lambda name, value: check_choice(name, value, POSITIONAL_ENCODINGS),
+        lambda name, value: position_scheme(value).name,
     ),
-    ArchitectureOption("max_length", 1024, _positive_int, used=_learned),
+    ArchitectureOption(
+        "max_length", 1024, _positive_int, used=_read_by_position_scheme("max_length")
+    ),
     ArchitectureOption(
         "normalization_position", "post", _checked_by(check_normalization_position)
     ),
@@ -127,7 +130,8 @@ ARCHITECTURE_OPTIONS = (
         "output_bias", False, lambda name, value: bool(value), saved=NOT_DEFAULT
     ),
     ArchitectureOption(
-        "max_relative_position", 16, _relative_position, saved=WHEN_USED, used=_relative
+        "max_relative_position", 16, _relative_position, saved=WHEN_USED,
+        used=_read_by_position_scheme("max_relative_position"),
     ),
 )
 OPTION_NAMES = tuple(option.name for option in ARCHITECTURE_OPTIONS)

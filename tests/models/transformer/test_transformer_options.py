@@ -3,6 +3,7 @@ backbone's constructor, its validation and its config follow the table."""
 
 import inspect
 
+import keras
 import pytest
 
 from keras_transformer import Transformer
@@ -66,3 +67,44 @@ def test_one_validation_names_the_option():
         check_architecture(dict(valid, max_length=0, positional_encoding="learned"))
     with pytest.raises(ValueError, match="max_relative_position"):
         check_architecture(dict(valid, max_relative_position=0, positional_encoding="relative"))
+
+
+def test_a_position_scheme_is_one_registration(monkeypatch):
+    """The backbone builds positions from the registry
+    (`keras_transformer.layers.position_schemes`): a scheme registered
+    there is a valid ``positional_encoding`` that builds, saves, reloads
+    and decodes, with the options it reads checked and saved for it only."""
+    import numpy as np
+
+    from keras_transformer.decoding.sources import model_max_positions
+    from keras_transformer.layers import position_schemes
+
+    with pytest.raises(ValueError, match="positional_encoding must be one of"):
+        Transformer(**SMALL, positional_encoding="none")
+    # A scheme registered for this test only.
+    monkeypatch.delitem(position_schemes.POSITION_SCHEMES, "none", raising=False)
+    position_schemes.register_position_scheme(position_schemes.PositionScheme("none"))
+    with pytest.raises(ValueError, match="registered already"):
+        position_schemes.register_position_scheme(position_schemes.PositionScheme("none"))
+    model = Transformer(**SMALL, positional_encoding="none", max_length=-1)  # not read
+    assert model.encoder_position is None and model.decoder_position is None
+    config = model.get_config()
+    assert config["positional_encoding"] == "none"
+    assert "max_relative_position" not in config  # saved where a scheme reads it
+    again = Transformer.from_config(config)
+    ids = sources = np.array([[5, 6, 7, 2]])
+    targets = np.array([[1, 5, 6]])
+    again.set_weights(model.get_weights())
+    inputs = {"encoder_token_ids": sources, "decoder_token_ids": targets}
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(again(inputs)), keras.ops.convert_to_numpy(model(inputs)),
+        atol=1e-6,
+    )
+    # Without positions added, the encoder sees a bag of tokens: permuted
+    # sources give permuted outputs.
+    outputs = keras.ops.convert_to_numpy(model.encode(ids)[0])
+    shuffled = keras.ops.convert_to_numpy(model.encode(ids[:, [2, 0, 1, 3]])[0])
+    np.testing.assert_allclose(outputs[:, [2, 0, 1, 3]], shuffled, atol=1e-5)
+    assert model_max_positions(model) is None
+    learned = Transformer(**SMALL, positional_encoding="learned", max_length=32)
+    assert model_max_positions(learned) == 32
