@@ -11,14 +11,17 @@ limit source length + ``--max-extra-length``), each in a fresh process:
   thread pools, as TF Serving's ``--tensorflow_intra_op_parallelism=0``);
   ``saved_model_1thread`` the same with one intra-op and one inter-op
   thread (TF Serving's ``--tensorflow_intra_op_parallelism=1
-  --tensorflow_inter_op_parallelism=1``); ``saved_model_int8`` the export of
-  ``export --quantize int8``. A SavedModel written by another checkout is
+  --tensorflow_inter_op_parallelism=1``), exported with ``--parallel-searches
+  1`` as docs/serving.md advises for that setting; ``saved_model_int8`` the
+  export of ``export --quantize int8``. A SavedModel written by another checkout is
   measured with ``--saved-model DIR``; the package that the workers and the
   exports import is recorded per row (run the script with ``PYTHONPATH=
   OTHER_CHECKOUT`` to measure another version's `Translator` and exports).
 - ``ctranslate2_float32`` and ``ctranslate2_int8``: ``export --format
   ctranslate2`` read by `CTranslate2Translator` (int8 quantizes the float32
-  weights at load, CTranslate2's ``compute_type``).
+  weights at load, CTranslate2's ``compute_type``); a ``_1thread`` suffix
+  (``ctranslate2_float32_1thread``) gives it one intra-op thread, for the
+  comparison with ``saved_model_1thread`` core for core.
 - ``translator_<backend>``: `keras_transformer.Translator` under that Keras
   backend (``translator_torch_compiled``: ``jit_compile=True``).
   ``translator_<backend>:float32`` rebuilds the model in float32 (same
@@ -123,14 +126,14 @@ def saved_model_worker(directory, args, one_thread=False):
     return load_seconds, translate_batch, {"tensorflow": tf.__version__}
 
 
-def ctranslate2_worker(directory, compute_type, args):
+def ctranslate2_worker(directory, compute_type, args, threads):
     import ctranslate2
 
     from keras_transformer.export.ctranslate2_translator import CTranslate2Translator
 
     start = time.perf_counter()
     translator = CTranslate2Translator(
-        directory, compute_type=compute_type, intra_threads=args.threads,
+        directory, compute_type=compute_type, intra_threads=threads,
         batch_size=args.batch_size,
     )
     load_seconds = time.perf_counter() - start
@@ -207,7 +210,7 @@ def run_policy(model_dir):
 def engine_precision(engine, model_dir):
     kind, _, dtype = engine.partition(":")
     if kind.startswith("ctranslate2_"):
-        return kind[len("ctranslate2_"):]
+        return kind[len("ctranslate2_"):].removesuffix("_1thread")
     policy = dtype or run_policy(model_dir)
     if kind == "saved_model_int8":
         return f"int8 kernels, float inputs, {policy}"
@@ -223,8 +226,10 @@ def run_worker(args):
         load_seconds, translate_batch, versions = saved_model_worker(
             args.engine_dir, args, one_thread=kind.endswith("_1thread"))
     elif kind.startswith("ctranslate2_"):
+        compute_type = kind[len("ctranslate2_"):]
+        threads = 1 if compute_type.endswith("_1thread") else args.threads
         load_seconds, translate_batch, versions = ctranslate2_worker(
-            args.engine_dir, kind[len("ctranslate2_"):], args)
+            args.engine_dir, compute_type.removesuffix("_1thread"), args, threads)
     else:
         load_seconds, translate_batch, versions = translator_worker(
             args, jit_compile=kind.endswith("_compiled"), dtype=dtype or None)
@@ -244,11 +249,10 @@ def cli(*arguments):
 
 def export(args, engine):
     """The directory an engine reads (exported into ``--work-dir`` once)."""
-    if engine == "saved_model_1thread":
-        engine = "saved_model"
     if engine == "saved_model" and args.saved_model:
         return args.saved_model
     names = {"saved_model": ("saved_model", []),
+             "saved_model_1thread": ("saved_model_1group", ["--parallel-searches", "1"]),
              "saved_model_int8": ("saved_model_int8", ["--quantize", "int8"])}
     if engine in names:
         name, extra = names[engine]
@@ -308,7 +312,10 @@ def reference_of(engine, engines, model_dir):
     return candidates[0] if candidates else None
 
 
-def format_table(results, args, ct2_float32):
+def format_table(results, args, ct2_float32, ct2_one_thread=None):
+    """The result table; a ``_1thread`` engine's ratios are against
+    CTranslate2 float32 on one thread where that row was measured (marked
+    "1 thread")."""
     lines = [
         "| engine | precision | load s | cold s | **warm s** | warm ÷ CTranslate2 float32 "
         "| latency median ms | p95 ms | median ÷ CTranslate2 | BLEU | identical to (reference) |",
@@ -316,10 +323,13 @@ def format_table(results, args, ct2_float32):
     ]
     for r in results:
         ratio = latency_ratio = "–"
-        if ct2_float32:
-            ratio = f"{r['warm_seconds'] / ct2_float32['warm_seconds']:.2f}×"
-            if "latency_median_ms" in r and "latency_median_ms" in ct2_float32:
-                latency_ratio = (f"{r['latency_median_ms'] / ct2_float32['latency_median_ms']:.2f}×")
+        base, note = ct2_float32, ""
+        if ct2_one_thread and r["engine"].endswith("_1thread"):
+            base, note = ct2_one_thread, " (1 thread)"
+        if base:
+            ratio = f"{r['warm_seconds'] / base['warm_seconds']:.2f}×{note}"
+            if "latency_median_ms" in r and "latency_median_ms" in base:
+                latency_ratio = f"{r['latency_median_ms'] / base['latency_median_ms']:.2f}×{note}"
         same = "–"
         if r.get("reference"):
             same = f"{r['identical']}/{len(r['translations'])} ({r['reference']})"
@@ -413,7 +423,9 @@ def main(argv=None):
     base = os.path.join(args.output_dir, f"serving_speed_{args.tag}")
     with open(base + ".json", "w", encoding="utf-8") as f:
         json.dump(record, f, indent=1, ensure_ascii=False)
-    table = format_table(results, args, ct2_float32)
+    table = format_table(
+        results, args, ct2_float32, by_engine.get("ctranslate2_float32_1thread")
+    )
     with open(base + ".md", "w", encoding="utf-8") as f:
         f.write(
             f"# Serving speed ({args.tag})\n\nCommand: `{command}`\n\n"
