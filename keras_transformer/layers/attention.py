@@ -97,8 +97,15 @@ class MultiHeadAttention(keras.layers.Layer):
 
     The hot path calls `keras.ops.dot_product_attention`, which dispatches to
     the fused kernel of each backend (cuDNN / flash attention on GPU where the
-    backend has one). When attention weights are requested the layer computes
-    them explicitly instead (for plotting; slower).
+    backend has one). Two other paths compute the same function
+    (``tests/layers/test_layers.py``, ``test_the_attention_paths_compute_one_function``),
+    each where the fused kernel cannot serve or is slower:
+    ``_attention_with_scores`` (einsums) when the weights are requested (for
+    plotting), with relative positions (the fused kernel takes no per-pair
+    term) and for float16 on a JAX CPU; ``_single_query_attention`` for one
+    cached decoding step, on the cache's head-major layout (the fused kernel
+    wants another layout, and copying every layer's cache into it was 10% of
+    a JAX decoding step, `benchmarks/decode_profile.py`).
 
     Masks: ``padding_mask`` (True on real keys, shape ``(batch, key_length)``),
     ``attention_mask`` (per query, ``(batch, query_length, key_length)``) and

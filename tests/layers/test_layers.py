@@ -48,6 +48,34 @@ def test_attention_returns_one_structure_whatever_its_arguments():
         assert tuple(result.outputs.shape)[-1] == D
 
 
+@pytest.mark.parametrize("self_attention", [True, False])
+def test_the_attention_paths_compute_one_function(self_attention):
+    """`MultiHeadAttention`'s three numeric paths: the fused kernel
+    (`keras.ops.dot_product_attention`), the explicit one (weights asked
+    for) and cached decoding's one-query step give the same outputs."""
+    attention = layers.MultiHeadAttention(d_model=D, num_heads=H, self_attention=self_attention)
+    x = random_inputs(B, T, D)
+    memory = x if self_attention else random_inputs(B, S, D)
+    keys = T if self_attention else S
+    mask = np.arange(keys)[None, :] < np.array([[keys], [keys - 2]])  # row 1: 2 pads
+    kwargs = dict(padding_mask=mask, use_causal_mask=self_attention)
+    if not self_attention:
+        kwargs["key_value"] = memory
+    fused = to_numpy(attention(x, **kwargs).outputs)
+    explicit = to_numpy(attention(x, return_attention_scores=True, **kwargs).outputs)
+    np.testing.assert_allclose(explicit, fused, atol=1e-5)
+    if self_attention:
+        cache = ops.zeros((B, 2, H, T, D // H))
+    else:
+        cache = attention.compute_key_value_cache(memory)
+    steps = []
+    for t in range(T):
+        step = attention(x[:, t:t + 1], padding_mask=mask, cache=cache, cache_index=t)
+        cache = step.cache
+        steps.append(to_numpy(step.outputs))
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), fused, atol=1e-5)
+
+
 def test_attention_layer_checks():
     # The attention's computation through the common checks (config,
     # symbolic call, saved model, fit step, mixed precision).
