@@ -7,7 +7,6 @@ and greedy translations are those of `keras_transformer.Translator`.
 """
 
 import functools
-import itertools
 import json
 import os
 
@@ -24,76 +23,36 @@ from keras_transformer.export.ctranslate2_converter import METADATA_FILENAME
 from keras_transformer.export.ctranslate2_translator import CTranslate2Translator
 from keras_transformer.export.ctranslate2_converter import export_ctranslate2
 from keras_transformer.export.ctranslate2_converter import export_run_directory_to_ctranslate2
-from keras_transformer.data.default_task import default_task_splits  # noqa: E402
 from keras_transformer.models.transformer.subword_tokenizer import SubwordTokenizer
 from keras_transformer.decoding.backends import jax_stateless_jit
 from keras_transformer.decoding.forced import token_log_probs  # noqa: E402
-from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy
-from keras_transformer.special_tokens import BOS_ID, EOS_ID  # noqa: E402
+from keras_transformer.special_tokens import EOS_ID  # noqa: E402
 
+import small_models  # noqa: E402
 from conftest import to_numpy  # noqa: E402
+from small_models import VOCABULARY_SIZE, id_arrays  # noqa: E402
 
-VOCABULARY_SIZE = 64
 NUM_TEST = 32
 MAX_EXTRA = 24  # German targets have more pieces than their sources
-LENGTH = 24  # longer than every tokenized number (<= 23 pieces)
 
 
 @pytest.fixture(scope="module")
 def task():
-    splits = default_task_splits(seed=0, num_train=2000, num_valid=0, num_test=NUM_TEST)
-    source, target = splits["train"]
-    tokenizer = SubwordTokenizer.train(
-        itertools.chain(source, target), vocabulary_size=VOCABULARY_SIZE
-    )
-    return tokenizer, splits["train"], splits["test"]
-
-
-def _id_arrays(tokenizer, sources, targets, length=LENGTH):
-    """Encoder ids (EOS-terminated), decoder inputs (BOS first) and labels."""
-    encoder = np.zeros((len(sources), length), "int32")
-    decoder = np.zeros((len(sources), length), "int32")
-    labels = np.zeros((len(sources), length), "int32")
-    pairs = zip(tokenizer.encode(sources), tokenizer.encode(targets))
-    for row, (source, target) in enumerate(pairs):
-        source, target = source + [EOS_ID], target + [EOS_ID]
-        encoder[row, : len(source)] = source
-        labels[row, : len(target)] = target
-        decoder[row, : len(target)] = [BOS_ID] + target[:-1]
-    return encoder, decoder, labels
+    return small_models.task(NUM_TEST)
 
 
 @pytest.fixture(scope="module")
 def trained(task, tmp_path_factory):
     """A model trained a few seconds (its beams end with EOS), and its export."""
-    tokenizer, (source, target), _ = task
-    keras.utils.set_random_seed(3)
-    model = Transformer(
-        vocabulary_size=VOCABULARY_SIZE,
-        num_layers=2,
-        d_model=32,
-        num_heads=4,
-        d_ff=64,
-        dropout_rate=0.0,
-    )
-    model.compile(
-        optimizer=keras.optimizers.Adam(5e-3), loss=LabelSmoothedCrossEntropy(0.1)
-    )
-    encoder, decoder, labels = _id_arrays(tokenizer, source, target)
-    model.fit(
-        {"encoder_token_ids": encoder, "decoder_token_ids": decoder},
-        labels,
-        batch_size=100,
-        epochs=3,
-        verbose=0,
-    )
+    tokenizer, pairs, _ = task
+    model = small_models.trained_model(tokenizer, pairs, seed=3)
     directory = str(tmp_path_factory.mktemp("ct2") / "model")
     export_ctranslate2(model, tokenizer, directory)
     return model, directory
 
 
 def _forced(model, tokenizer, sources, targets):
-    encoder, _, labels = _id_arrays(tokenizer, sources, targets)
+    encoder, _, labels = id_arrays(tokenizer, sources, targets)
     function = functools.partial(token_log_probs, model)
     if keras.config.backend() == "jax":  # one compilation, not one per op
         function = jax_stateless_jit(model, function)

@@ -3,8 +3,6 @@ exports: a model trained briefly under the current backend, saved as a run
 directory, scores and translates in CTranslate2 and in the SavedModel as
 `keras_transformer.Translator` does."""
 
-import itertools
-
 import keras
 import numpy as np
 import pytest
@@ -14,8 +12,7 @@ ctranslate2 = pytest.importorskip(
     "ctranslate2", reason="ctranslate2 is not installed (the optional extra)"
 )
 
-from keras_transformer import Transformer, Translator  # noqa: E402
-from keras_transformer.data.default_task import default_task_splits  # noqa: E402
+from keras_transformer import Translator  # noqa: E402
 from keras_transformer.decoding.forced import token_log_probs  # noqa: E402
 from keras_transformer.export.ctranslate2_converter import (  # noqa: E402
     export_run_directory_to_ctranslate2,
@@ -24,72 +21,32 @@ from keras_transformer.export.ctranslate2_translator import (  # noqa: E402
     CTranslate2Translator,
 )
 from keras_transformer.export.saved_model import export_saved_model  # noqa: E402
-from keras_transformer.models.transformer.subword_tokenizer import (  # noqa: E402
-    SubwordTokenizer,
-)
-from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy  # noqa: E402
-from keras_transformer.special_tokens import BOS_ID, EOS_ID  # noqa: E402
+from keras_transformer.special_tokens import EOS_ID  # noqa: E402
 
+import small_models  # noqa: E402
 from conftest import to_numpy  # noqa: E402
+from small_models import id_arrays  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-VOCABULARY_SIZE = 64
-LENGTH = 24
 MAX_EXTRA = 24
 # Smaller than most sentences' lengths, so that clipping matters.
 MAX_RELATIVE_POSITION = 4
 
 
-def _id_arrays(tokenizer, sources, targets):
-    encoder = np.zeros((len(sources), LENGTH), "int32")
-    decoder = np.zeros((len(sources), LENGTH), "int32")
-    labels = np.zeros((len(sources), LENGTH), "int32")
-    for row, (source, target) in enumerate(
-        zip(tokenizer.encode(sources), tokenizer.encode(targets))
-    ):
-        source, target = source + [EOS_ID], target + [EOS_ID]
-        encoder[row, : len(source)] = source
-        labels[row, : len(target)] = target
-        decoder[row, : len(target)] = [BOS_ID] + target[:-1]
-    return encoder, decoder, labels
-
-
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     """A relative-position model trained a few seconds, as a run directory."""
-    splits = default_task_splits(seed=0, num_train=2000, num_valid=0, num_test=16)
-    source, target = splits["train"]
-    tokenizer = SubwordTokenizer.train(
-        itertools.chain(source, target), vocabulary_size=VOCABULARY_SIZE
-    )
-    keras.utils.set_random_seed(5)
-    model = Transformer(
-        vocabulary_size=VOCABULARY_SIZE,
-        num_layers=2,
-        d_model=32,
-        num_heads=4,
-        d_ff=64,
-        dropout_rate=0.0,
-        positional_encoding="relative",
+    tokenizer, pairs, test_pairs = small_models.task(num_test=16)
+    model = small_models.trained_model(
+        tokenizer, pairs, seed=5, positional_encoding="relative",
         max_relative_position=MAX_RELATIVE_POSITION,
-    )
-    model.compile(
-        optimizer=keras.optimizers.Adam(5e-3), loss=LabelSmoothedCrossEntropy(0.1)
-    )
-    encoder, decoder, labels = _id_arrays(tokenizer, source, target)
-    model.fit(
-        {"encoder_token_ids": encoder, "decoder_token_ids": decoder},
-        labels,
-        batch_size=100,
-        epochs=3,
-        verbose=0,
     )
     directory = tmp_path_factory.mktemp("relative") / "run"
     directory.mkdir()
     model.save(str(directory / "model.keras"))
     tokenizer.save(str(directory))
-    return model, tokenizer, str(directory), splits["test"]
+    return model, tokenizer, str(directory), test_pairs
 
 
 def test_ctranslate2_scores_and_translates_as_the_translator(run, tmp_path):
@@ -97,7 +54,7 @@ def test_ctranslate2_scores_and_translates_as_the_translator(run, tmp_path):
     exported = export_run_directory_to_ctranslate2(directory, str(tmp_path / "ct2"))
     translator = CTranslate2Translator(exported, intra_threads=1, batch_size=8)
 
-    encoder, _, labels = _id_arrays(tokenizer, sources, targets)
+    encoder, _, labels = id_arrays(tokenizer, sources, targets)
     ours = to_numpy(token_log_probs(model, encoder, labels))
     theirs = translator.score(tokenizer.encode(sources), tokenizer.encode(targets))
     for row, log_probs in enumerate(theirs):
