@@ -8,6 +8,7 @@ import io
 import json
 import os
 import random
+import zlib
 
 import numpy as np
 import sentencepiece as spm
@@ -24,6 +25,10 @@ GERMAN = (
     "schaut auf an in mit bei unter über straße park wasser strand ball gras baum "
     "haus auto fahrrad während und spielen laufen springen trägt hemd hut schwarz weiß"
 ).split()
+
+# The weights' draw: the tests' outputs end before their length limits
+# (where Hugging Face's beam search and the package's legitimately differ).
+WEIGHTS_SEED = 7
 
 
 def corpus(words, count, seed):
@@ -45,8 +50,12 @@ def train_spm(sentences, size):
     return model.getvalue()
 
 
-def make_marian_directory(directory, d_model=16, layers=2, heads=2, d_ff=32, seed=0):
-    """Writes the Marian directory; returns ``(config, source sentences)``."""
+def make_marian_directory(
+    directory, d_model=16, layers=2, heads=2, d_ff=32, seed=0, weights_seed=WEIGHTS_SEED
+):
+    """Writes the Marian directory; returns ``(model, vocabulary, source
+    sentences)``. ``seed`` draws the corpora (so the SentencePiece models
+    and ids), ``weights_seed`` the weights."""
     import torch
     from transformers import GenerationConfig, MarianConfig, MarianMTModel
 
@@ -75,16 +84,25 @@ def make_marian_directory(directory, d_model=16, layers=2, heads=2, d_ff=32, see
         eos_token_id=0, decoder_start_token_id=pad, forced_eos_token_id=None,
         scale_embedding=True, share_encoder_decoder_embeddings=True,
     )  # fmt: skip
-    torch.manual_seed(seed)
     model = MarianMTModel(config).eval()
     with torch.no_grad():
         # Random weights everywhere (LayerNorms and the pad row included),
-        # and an output bias that favours EOS, so outputs end early.
+        # each drawn from NumPy's generator seeded with its name, so the
+        # checkpoint is the same under every transformers version (their
+        # initializations differ). The positions are Marian's fixed sinusoids.
         for name, parameter in model.named_parameters():
             if "embed_positions" not in name:
-                parameter.add_(0.3 * torch.randn_like(parameter))
-        model.final_logits_bias.copy_(0.5 * torch.randn_like(model.final_logits_bias))
-        model.final_logits_bias[0, 0] += 4.0
+                mean = 1.0 if name.endswith("layer_norm.weight") else 0.0
+                parameter.copy_(_normal(weights_seed, name, parameter.shape, mean, 0.3))
+        # The output bias favours EOS, so outputs end early, and keeps out
+        # the words of the source side (pieces with "▁" that the target
+        # SentencePiece model lacks): Marian's tokenizer writes such a
+        # piece raw ("▁shirt"), the target model as text (" shirt"), so
+        # every output's text compares.
+        bias = _normal(weights_seed, "final_logits_bias", (1, len(ordered)), 0.0, 0.5)
+        bias[0, 0] += 4.0
+        bias[0, source_words(protos, vocabulary)] -= 30.0
+        model.final_logits_bias.copy_(bias)
     model.generation_config = GenerationConfig(
         num_beams=3, max_length=40, length_penalty=0.0, bad_words_ids=[[pad]],
         decoder_start_token_id=pad, pad_token_id=pad, eos_token_id=0,
@@ -94,6 +112,24 @@ def make_marian_directory(directory, d_model=16, layers=2, heads=2, d_ff=32, see
         json.dump({"tokenizer_class": "MarianTokenizer", "separate_vocabs": False,
                    "source_lang": "en", "target_lang": "de"}, f)  # fmt: skip
     return model, vocabulary, source_text
+
+
+def source_words(protos, vocabulary):
+    """The ids of the words of the source side: pieces that begin a word
+    ("▁...") and that the target SentencePiece model lacks."""
+    target = spm.SentencePieceProcessor(model_proto=protos["target.spm"])
+    pieces = {target.id_to_piece(i) for i in range(target.get_piece_size())}
+    return [i for piece, i in vocabulary.items()
+            if piece.startswith("\u2581") and piece not in pieces]  # fmt: skip
+
+
+def _normal(seed, name, shape, mean, scale):
+    """Normal values for the weight ``name``, from NumPy's generator seeded
+    with ``seed`` and the name (independent of the order of the weights)."""
+    import torch
+
+    rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+    return torch.from_numpy(mean + scale * rng.standard_normal(tuple(shape), dtype=np.float32))
 
 
 def marian_source_ids(directory, vocabulary, sentences):

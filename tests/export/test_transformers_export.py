@@ -243,11 +243,10 @@ def test_from_preset_converts_a_marian_directory(marian):
         for a, b in zip(task.backbone.get_weights(), reference.get_weights()):
             np.testing.assert_array_equal(a, b)
         assert list(task.generate(sentences)) == converted
-    # The Translator's texts too, except where an output holds a source-side
-    # piece (an unused piece of the target SentencePiece model), whose text
-    # the task's detokenizer and the Translator's write differently.
-    same = [c == e for c, e in zip(converted, expected)]
-    assert sum(same) >= len(same) // 2, (converted, expected)
+    # The Translator's texts too (the checkpoint keeps out the words of the
+    # source side, whose pieces the task's detokenizer and the Translator's
+    # would write differently: `make_marian_directory`).
+    assert converted == expected
     assert len(set(expected)) > 2
 
 
