@@ -15,6 +15,11 @@ Each engine translates the first ``--num-sentences`` lines of Multi30k's
   ``MarianTokenizer``; ONNX Runtime's intra-op threads ``--threads``.
 - ``ctranslate2_greedy`` / ``ctranslate2_beam``: `CTranslate2Translator`
   (float32, ``intra_threads=--threads``).
+- ``saved_model_greedy`` / ``saved_model_beam``: the SavedModel's
+  ``serving_default`` (two exports, beam 1 and ``--beam-size``; the search is
+  fixed at export), loaded as TF Serving loads it, in the run's dtype
+  policy, TensorFlow's default threads; left out (and said so) where
+  TensorFlow is not installed.
 
 The length penalty is off on both (``--alpha 0``; their penalties differ in
 formula otherwise) and Hugging Face's length limit is absolute: the
@@ -140,6 +145,41 @@ def ctranslate2_engine(ct2_dir, args):
     return load_seconds, translate, {"ctranslate2": ctranslate2.__version__}
 
 
+def saved_model_engine(root, args):
+    """The SavedModel rows, or None without TensorFlow and TensorFlow Text."""
+    try:
+        import tensorflow as tf
+        import tensorflow_text  # noqa: F401  (registers the SentencePiece ops)
+    except ImportError:
+        log("no TensorFlow: the SavedModel rows are left out")
+        return None
+    from keras_transformer.export import export_saved_model
+
+    directories = {}
+    for search, beam_size in (("greedy", 1), ("beam", args.beam_size)):
+        log(f"export --format saved_model --beam-size {beam_size}")
+        directories[beam_size] = export_saved_model(
+            args.model_dir, os.path.join(root, f"saved_model_{search}"), warmup=False,
+            beam_size=beam_size, alpha=args.alpha, max_extra_length=args.max_extra_length,
+        )
+    start = time.perf_counter()
+    signatures = {
+        beam_size: tf.saved_model.load(directory).signatures["serving_default"]
+        for beam_size, directory in directories.items()
+    }
+    load_seconds = (time.perf_counter() - start) / len(signatures)
+
+    def translate(beam_size):
+        serve = signatures[beam_size]
+
+        def translate_batch(request):
+            out = serve(sentences=tf.constant(request))
+            return [t.decode("utf-8") for t in out["translations"].numpy()]
+        return translate_batch
+
+    return load_seconds, translate, {"tensorflow": tf.__version__}
+
+
 def export_all(args, root):
     from optimum.exporters.onnx import main_export
 
@@ -164,7 +204,7 @@ def export_all(args, root):
 
 def format_table(results, args):
     lines = [
-        f"ONNX Runtime and CTranslate2 on {args.num_sentences} sentences of "
+        f"ONNX Runtime, CTranslate2 and the SavedModel on {args.num_sentences} sentences of "
         f"test_2016_flickr (EN->DE), requests of {args.batch_size}, alpha {args.alpha}, "
         f"{args.threads} threads.",
         "",
@@ -206,7 +246,9 @@ def main(argv=None):
         engines = {
             "ctranslate2": ctranslate2_engine(ct2_dir, args),
             "onnx": onnx_engine(marian_dir, onnx_dir, args),
+            "saved_model": saved_model_engine(root, args),
         }
+        engines = {name: engine for name, engine in engines.items() if engine is not None}
         outputs = {}
         for engine, (load_seconds, translate, engine_versions) in engines.items():
             versions.update(engine_versions)
@@ -216,9 +258,11 @@ def main(argv=None):
                 row, outputs[name] = timed(translate(beam_size), sentences, args.batch_size)
                 row["load_seconds"] = round(load_seconds, 3)
                 results[name] = row
-        for search in ("greedy", "beam"):
-            same = sum(a == b for a, b in zip(outputs[f"onnx_{search}"], outputs[f"ctranslate2_{search}"]))
-            results[f"onnx_{search}"]["identical"] = f"{same}/{len(sentences)}"
+        for engine in engines:
+            for search in ("greedy", "beam") if engine != "ctranslate2" else ():
+                same = sum(a == b for a, b in zip(
+                    outputs[f"{engine}_{search}"], outputs[f"ctranslate2_{search}"]))
+                results[f"{engine}_{search}"]["identical"] = f"{same}/{len(sentences)}"
     load_after = os.getloadavg()
     import transformers
 
