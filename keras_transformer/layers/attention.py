@@ -95,17 +95,12 @@ class MultiHeadAttention(keras.layers.Layer):
     ``[q_1 ... q_h]``) is the layout of models saved before the option
     existed; configs without the key load with it.
 
-    The hot path calls `keras.ops.dot_product_attention`, which dispatches to
-    the fused kernel of each backend (cuDNN / flash attention on GPU where the
-    backend has one). Two other paths compute the same function
-    (``tests/layers/test_layers.py``, ``test_the_attention_paths_compute_one_function``),
-    each where the fused kernel cannot serve or is slower:
-    ``_attention_with_scores`` (einsums) when the weights are requested (for
-    plotting), with relative positions (the fused kernel takes no per-pair
-    term) and for float16 on a JAX CPU; ``_single_query_attention`` for one
-    cached decoding step, on the cache's head-major layout (the fused kernel
-    wants another layout, and copying every layer's cache into it was 10% of
-    a JAX decoding step, `benchmarks/decode_profile.py`).
+    The hot path is `keras.ops.dot_product_attention` (each backend's fused
+    kernel). Two paths compute the same function where it cannot serve or is
+    slower (``test_the_attention_paths_compute_one_function``): einsums when
+    the weights are requested, with relative positions and for float16 on a
+    JAX CPU (`_attention_with_scores`); a cached step's one query on the
+    cache's own layout (`_single_query_attention` says why).
 
     Masks: ``padding_mask`` (True on real keys, shape ``(batch, key_length)``),
     ``attention_mask`` (per query, ``(batch, query_length, key_length)``) and
