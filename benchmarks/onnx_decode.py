@@ -29,9 +29,7 @@ number of warm-pass translations identical to CTranslate2's of the same
 search. The load average before and after is recorded: the figures are
 those of a machine shared with other work unless it says otherwise.
 
-Needs the ``onnx`` and ``ctranslate2`` extras (optimum-onnx requires
-transformers < 4.58: a separate virtual environment keeps the main one on
-transformers 5):
+Needs the ``onnx`` and ``ctranslate2`` extras (both in ``all``):
 
     python benchmarks/onnx_decode.py --model-dir runs/m30k_small --tag multi30k_small
 
