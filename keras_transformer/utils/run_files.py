@@ -14,7 +14,8 @@ A run directory (``keras-transformer train``)::
       preprocessor.json   preprocessor, and the task with the run's
       task.json           decoding defaults and language_tag
       assets/             (written last: config.json, after the others)
-      results.json        steps, time, scores (strict JSON: NaN -> null)
+      results.json        steps, time, scores, the weights' model_path
+                          (strict JSON: NaN -> null)
       checkpoints/        model_config.json, epoch_001.weights.h5, ...
       backup/             `BackupAndRestore` state while the run is unfinished
       logs/               history.csv (and TensorBoard events)

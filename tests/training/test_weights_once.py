@@ -95,3 +95,13 @@ def test_a_directory_with_a_model_holds_a_finished_run(trained, tmp_path, layout
     assert run.is_finished()
     with pytest.raises(RunDirectoryError, match="holds a finished run"):
         run.claim({"epochs": 1})
+
+
+def test_a_directory_without_a_model_names_the_files_of_a_finished_run(trained, tmp_path):
+    directory = tmp_path / "unfinished"
+    trained[1].save(str(directory))  # vocab.spm alone
+    with pytest.raises(FileNotFoundError, match=r"config\.json, model\.weights\.h5"):
+        Translator.from_directory(str(directory))
+    pytest.importorskip("keras_hub")
+    with pytest.raises(ValueError, match=r"holds config\.json and model\.weights\.h5"):
+        Transformer.from_preset(str(directory))

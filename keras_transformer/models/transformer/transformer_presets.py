@@ -223,10 +223,15 @@ def is_run_directory(directory):
 
 
 def check_run_directory(directory):
-    """Raises a ValueError naming the missing file of a run directory."""
+    """Raises a ValueError naming the missing file of a run directory
+    without preset files (`is_run_directory`)."""
 
     for filename, what in (
-        (MODEL_FILENAME, "no model weights"),
+        (
+            MODEL_FILENAME,
+            f"no model weights: a finished run holds {CONFIG_FILE} and "
+            f"{MODEL_WEIGHTS_FILE}, a run of earlier versions {MODEL_FILENAME}",
+        ),
         (VOCABULARY_FILENAME, "no tokenizer"),
     ):
         path = os.path.join(directory, filename)
