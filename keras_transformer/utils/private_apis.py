@@ -12,6 +12,7 @@ import gc
 import hashlib
 import re
 import sys
+import weakref
 
 import keras
 
@@ -335,7 +336,7 @@ def compile_task_without_sampler(task, **kwargs):
     super(CausalLM, task).compile(**kwargs)
 
 
-def add_transformers_preset_converter(is_registered, convert):
+def add_transformers_preset_converter(is_registered, convert, remove):
     """Lets keras-hub's ``from_preset`` (``Seq2SeqLM``, ``Backbone``, ...)
     load Hugging Face directories of the package's registered
     ``model_type`` values. keras-hub picks its ``TransformersPresetLoader``
@@ -344,8 +345,10 @@ def add_transformers_preset_converter(is_registered, convert):
     (``keras_hub.src.utils.transformers.preset_loader``); for a local
     directory whose type ``is_registered(model_type)``, constructing that
     loader returns keras-hub's ``KerasPresetLoader`` of the keras-hub preset
-    ``convert(directory)`` writes instead. Other types load as before.
-    Without keras-hub, nothing to do."""
+    ``convert(directory)`` writes instead, and ``remove(that preset)`` runs
+    when the loader is collected: as keras-hub's ``from_preset`` returns,
+    which drops it (the model holds its weights and tokenizers in memory).
+    Other types load as before. Without keras-hub, nothing to do."""
     if _TransformersPresetLoader is None or getattr(
         _TransformersPresetLoader, "keras_transformer_converters", False
     ):
@@ -364,7 +367,9 @@ def add_transformers_preset_converter(is_registered, convert):
                 "download ... --local-dir DIR) and load DIR."
             )
         converted = convert(preset)
-        return _KerasPresetLoader(converted, _load_preset_json(converted))
+        loader = _KerasPresetLoader(converted, _load_preset_json(converted))
+        weakref.finalize(loader, remove, converted)
+        return loader
 
     _TransformersPresetLoader.__new__ = __new__
     _TransformersPresetLoader.keras_transformer_converters = True

@@ -17,6 +17,7 @@ import itertools
 import json
 import os
 import sys
+import tempfile
 
 import keras
 import numpy as np
@@ -226,16 +227,38 @@ def test_refusals_before_any_work(trained, tmp_path):
     assert exit_info.value.code == 1
 
 
-def test_from_preset_converts_a_marian_directory(marian):
+def test_from_preset_converts_a_marian_directory(marian, tmp_path, monkeypatch):
     keras_hub = pytest.importorskip("keras_hub")
     from keras_transformer.models import TransformerSeq2SeqLM
+    from keras_transformer.models.transformer import transformer_preset_converters as converters
 
     directory, run, sentences = marian
     sentences = sentences[:6]
     # The random model favours EOS: min_length makes the outputs differ.
     expected = Translator.from_directory(run).translate(sentences, min_length=5)
+    # Each load converts into a new directory under $TMPDIR and removes it
+    # once the model is loaded, also when the load fails.
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    conversions = []
+
+    def convert(source, output, convert=converters.CONVERTERS["marian"]):
+        conversions.append(output)
+        convert(source, output)
+
+    monkeypatch.setitem(converters.CONVERTERS, "marian", convert)
     ours = TransformerSeq2SeqLM.from_preset(directory, min_length=5)
     theirs = keras_hub.models.Seq2SeqLM.from_preset(directory, min_length=5)
+    with pytest.raises(ValueError, match="no_such_dtype"):
+        TransformerSeq2SeqLM.from_preset(directory, dtype="no_such_dtype")
+    assert [os.path.dirname(c) for c in conversions] == [str(temporary)] * 3
+    assert os.listdir(temporary) == []
+    # Outside from_preset: removed at exit (or by remove_converted_preset).
+    outside = converters.converted_preset(directory)
+    assert os.listdir(temporary) == [os.path.basename(outside)]
+    converters.remove_unscoped_presets()  # As at exit.
+    assert os.listdir(temporary) == []
     assert isinstance(theirs, TransformerSeq2SeqLM)
     converted = list(TransformerSeq2SeqLM.from_preset(run, min_length=5).generate(sentences))
     reference = Transformer.from_preset(run)  # The converted run's weights (its preset).

@@ -530,6 +530,7 @@ class TransformerBackbone(
         return list_presets()
 
     @classmethod
+    @preset_lib.removes_converted_presets
     def from_preset(cls, preset, load_weights=True, **kwargs):
         """A model from an architecture preset or a trained preset directory.
 

@@ -12,21 +12,32 @@ no ``marian``, is extended through
 `keras_transformer.utils.private_apis.add_transformers_preset_converter`.
 
 A conversion writes a keras-hub preset (the importer's run directory) into
-a cache directory named after the source's path, file sizes and times, and
-later loads of the same files reuse it.
+a temporary directory (``tempfile``'s: ``$TMPDIR``), removed once the model
+is loaded: at the end of the ``from_preset`` that converted it (see
+`removes_converted_presets`; keras-hub's ``from_preset``: when it drops its
+loader, as it returns), or at the latest when the process exits. Nothing
+is cached: each load converts again (to load an OPUS-MT model often,
+convert it once with ``keras-transformer convert --from marian`` and load
+the run directory).
 """
 
-import hashlib
+import atexit
+import functools
 import json
 import os
 import shutil
 import tempfile
+import threading
 
 from keras_transformer.utils.private_apis import add_transformers_preset_converter
 
 # {model_type: convert(source_dir, output_dir)}: writes a preset directory.
 CONVERTERS = {}
-CACHE_DIR = os.path.join(tempfile.gettempdir(), "keras_transformer_converted_presets")
+# Per thread, the stack of open `removes_converted_presets` scopes: each the
+# list of the temporary presets converted within it.
+_SCOPES = threading.local()
+# Those converted outside any scope, removed at exit if nothing removed them.
+_UNSCOPED = set()
 
 
 def register_preset_converter(model_type, convert):
@@ -52,40 +63,62 @@ def converted_model_type(directory):
     return model_type if model_type in CONVERTERS else None
 
 
-def _cache_key(directory):
-    digest = hashlib.sha256(os.path.abspath(directory).encode())
-    for name in sorted(os.listdir(directory)):
-        status = os.stat(os.path.join(directory, name))
-        digest.update(f"{name}:{status.st_size}:{status.st_mtime_ns}".encode())
-    return digest.hexdigest()[:20]
+def remove_converted_preset(directory):
+    """Removes a temporary preset of `converted_preset`."""
+    _UNSCOPED.discard(directory)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+@atexit.register
+def remove_unscoped_presets():
+    for directory in list(_UNSCOPED):
+        remove_converted_preset(directory)
 
 
 def converted_preset(directory):
     """``directory`` itself, or for a Hugging Face directory of a registered
-    ``model_type`` the keras-hub preset it converts to (cached)."""
+    ``model_type`` the keras-hub preset it converts to: a new temporary
+    directory, removed when the innermost open `removes_converted_presets`
+    scope of this thread ends; outside any, by the caller
+    (`remove_converted_preset`; keras-hub's loader: when it is collected) or
+    when the process exits."""
     model_type = converted_model_type(directory)
     if model_type is None:
         return directory
-    output = os.path.join(CACHE_DIR, f"{model_type}-{_cache_key(directory)}")
-    if os.path.isdir(output):
-        return output
-    os.makedirs(CACHE_DIR, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".converting-", dir=CACHE_DIR)
+    output = tempfile.mkdtemp(prefix=f"keras_transformer_{model_type}_")
     try:
-        CONVERTERS[model_type](directory, staging)
-        os.rename(staging, output)
-    except OSError:
-        if not os.path.isdir(output):  # another process converted it first
-            raise
-        shutil.rmtree(staging, ignore_errors=True)
+        CONVERTERS[model_type](directory, output)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_converted_preset(output)
         raise
+    scopes = getattr(_SCOPES, "stack", None)
+    if scopes:
+        scopes[-1].append(output)
+    else:
+        _UNSCOPED.add(output)
     return output
+
+
+def removes_converted_presets(load):
+    """Decorates a ``from_preset``: the presets `converted_preset` writes
+    during the call are removed when it returns or raises (the model holds
+    its weights and tokenizers in memory by then)."""
+
+    @functools.wraps(load)
+    def wrapper(*args, **kwargs):
+        scopes = _SCOPES.__dict__.setdefault("stack", [])
+        scopes.append([])
+        try:
+            return load(*args, **kwargs)
+        finally:
+            for output in scopes.pop():
+                remove_converted_preset(output)
+
+    return wrapper
 
 
 def is_registered(model_type):
     return model_type in CONVERTERS
 
 
-add_transformers_preset_converter(is_registered, converted_preset)
+add_transformers_preset_converter(is_registered, converted_preset, remove_converted_preset)

@@ -18,6 +18,7 @@ import sentencepiece as spm
 from keras_transformer.models.transformer.transformer_preset_converters import (
     converted_model_type,
     converted_preset,
+    removes_converted_presets,  # noqa: F401  (preset_lib.removes_converted_presets)
 )
 from keras_transformer.special_tokens import check_reserved_pieces
 from keras_transformer.utils.file_io import (

@@ -387,6 +387,7 @@ class TransformerSeq2SeqLM(Seq2SeqLM):
         preset_lib.write_weights_checksum(preset_dir)
 
     @classmethod
+    @preset_lib.removes_converted_presets
     def from_preset(cls, preset, load_weights=True, **kwargs):
         """Loads a trained preset: a preset directory (``save_to_preset``), a
         run directory of ``keras-transformer train``, or a registered name.
