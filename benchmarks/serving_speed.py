@@ -12,7 +12,9 @@ limit source length + ``--max-extra-length``), each in a fresh process:
   ``saved_model_1thread`` the same with one intra-op and one inter-op
   thread (TF Serving's ``--tensorflow_intra_op_parallelism=1
   --tensorflow_inter_op_parallelism=1``), exported with ``--parallel-searches
-  1`` as docs/serving.md advises for that setting; ``saved_model_int8`` the
+  1`` as docs/serving.md advises for that setting; ``saved_model_intra1``
+  the default export with one intra-op thread and the default inter-op
+  pool (``--tensorflow_intra_op_parallelism=1``); ``saved_model_int8`` the
   export of ``export --quantize int8``. A SavedModel written by another checkout is
   measured with ``--saved-model DIR``; the package that the workers and the
   exports import is recorded per row (run the script with ``PYTHONPATH=
@@ -104,14 +106,19 @@ def timed_passes(translate_batch, sentences, args):
     return result, outputs
 
 
-def saved_model_worker(directory, args, one_thread=False):
+def saved_model_worker(directory, args, threads=None):
+    """``threads``: None (TensorFlow's defaults), "intra1" (one intra-op
+    thread, the default inter-op pool) or "1thread" (one of each)."""
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the SentencePiece ops)
 
-    if one_thread:
-        # TF Serving's --tensorflow_intra_op_parallelism=1
-        # --tensorflow_inter_op_parallelism=1: one request per core.
+    if threads in ("intra1", "1thread"):
+        # TF Serving's --tensorflow_intra_op_parallelism=1: each op on one
+        # thread; the searches of a request (--parallel-searches) and
+        # concurrent requests spread over the inter-op pool's cores.
         tf.config.threading.set_intra_op_parallelism_threads(1)
+    if threads == "1thread":
+        # and --tensorflow_inter_op_parallelism=1: one request per core.
         tf.config.threading.set_inter_op_parallelism_threads(1)
 
     start = time.perf_counter()
@@ -223,8 +230,9 @@ def run_worker(args):
     sources = read_lines(os.path.join(args.data_dir, "test_2016_flickr.en.gz"),
                          args.num_sentences)
     if kind.startswith("saved_model"):
+        threads = kind.rpartition("_")[2] if kind.endswith(("_intra1", "_1thread")) else None
         load_seconds, translate_batch, versions = saved_model_worker(
-            args.engine_dir, args, one_thread=kind.endswith("_1thread"))
+            args.engine_dir, args, threads)
     elif kind.startswith("ctranslate2_"):
         compute_type = kind[len("ctranslate2_"):]
         threads = 1 if compute_type.endswith("_1thread") else args.threads
@@ -249,6 +257,8 @@ def cli(*arguments):
 
 def export(args, engine):
     """The directory an engine reads (exported into ``--work-dir`` once)."""
+    if engine == "saved_model_intra1":
+        engine = "saved_model"
     if engine == "saved_model" and args.saved_model:
         return args.saved_model
     names = {"saved_model": ("saved_model", []),

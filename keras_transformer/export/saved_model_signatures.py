@@ -305,14 +305,29 @@ class SignatureBuilder:
                 autograph=False,
             )
         search = self._searches[static]
+        inputs = (seed, prefix_ids, prefix_lengths, constraint_ids, *runtime)
+
+        def whole():
+            return search(token_ids, tf.range(batch), *inputs)
+
         if self.parallel_searches == 1:
-            return search(
-                token_ids, tf.range(batch), seed, prefix_ids, prefix_lengths, constraint_ids,
-                *runtime,
-            )
-        # The groups: the sentences by source length, longest first, dealt
-        # out in turn, so that each group holds the same number of
-        # sentences of every length and the searches end together.
+            return whole()
+        # Groups where each gets a sentence; a smaller request is one search.
+        return tf.cond(
+            batch >= self.parallel_searches,
+            lambda: self._grouped_search(search, token_ids, inputs),
+            whole,
+        )
+
+    def _grouped_search(self, search, token_ids, inputs):
+        """``search``'s outputs for ``token_ids`` and the per-sentence
+        ``inputs`` of `decode` (seed, prefixes, constraints, runtime
+        scalars), searched in ``parallel_searches`` groups of sentences at
+        once, each row back in its place. The groups: the sentences by
+        source length, longest first, dealt out in turn, so that each group
+        holds the same number of sentences of every length and the searches
+        end together."""
+        seed, prefix_ids, prefix_lengths, constraint_ids, *runtime = inputs
         lengths = tf.reduce_sum(tf.cast(token_ids != PAD_ID, tf.int32), axis=1)
         order = tf.argsort(lengths, direction="DESCENDING", stable=True)
         groups = [order[group::self.parallel_searches] for group in range(self.parallel_searches)]
@@ -323,16 +338,9 @@ class SignatureBuilder:
             )
             for rows in groups
         ]
-        # Each group's buffer is the batch's (the same source width); an
-        # empty group's is 1: pad to the widest.
-        width = tf.reduce_max([tf.shape(sequences)[2] for sequences, _ in outputs])
-        sequences = [
-            tf.pad(sequences, [[0, 0], [0, 0], [0, width - tf.shape(sequences)[2]]],
-                   constant_values=PAD_ID)
-            for sequences, _ in outputs
-        ]
+        # Each group's buffer is the batch's (the same source width).
         return (
-            tf.dynamic_stitch(groups, sequences),
+            tf.dynamic_stitch(groups, [sequences for sequences, _ in outputs]),
             tf.dynamic_stitch(groups, [scores for _, scores in outputs]),
         )
 
