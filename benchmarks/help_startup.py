@@ -1,7 +1,8 @@
 """How long ``keras-transformer [SUBCOMMAND] --help`` takes, and what it prints on stderr.
 
 Each run starts a fresh interpreter as the console script does (the tree's
-entry point: ``keras_transformer_cli:main`` where the tree has it, else
+entry point: ``keras_transformer.cli.startup:main`` where the tree has it,
+``keras_transformer_cli:main`` in the trees that had that launcher, else
 ``keras_transformer.cli.main:main``), with the source tree of a variant
 first on ``PYTHONPATH`` (``--variant LABEL=PATH``: a checkout of an older
 commit against a newer one), and records the wall time, the lines written
@@ -37,9 +38,11 @@ FRAMEWORKS = ("keras", "tensorflow", "jax", "torch")
 # which frameworks the process imported.
 _RUNNER = """
 import json, sys
-launcher = sys.argv.pop(1) == "launcher"
+entry = sys.argv.pop(1)
 sys.argv = ["keras-transformer", *sys.argv[1:]]
-if launcher:
+if entry == "startup":
+    from keras_transformer.cli.startup import main
+elif entry == "launcher":
     from keras_transformer_cli import main
 else:
     from keras_transformer.cli.main import main
@@ -65,9 +68,12 @@ def _cpu_flags():
 def _run_once(tree, command):
     env = dict(os.environ, PYTHONPATH=os.path.abspath(tree))
     # The tree's own entry point (an installed package may provide the other).
-    launcher = os.path.isdir(os.path.join(tree, "keras_transformer_cli"))
-    argv = [sys.executable, "-c", _RUNNER, "launcher" if launcher else "main",
-            *command.split(), "--help"]  # fmt: skip
+    entry = "main"
+    if os.path.isdir(os.path.join(tree, "keras_transformer_cli")):
+        entry = "launcher"
+    elif os.path.isfile(os.path.join(tree, "keras_transformer", "cli", "startup.py")):
+        entry = "startup"
+    argv = [sys.executable, "-c", _RUNNER, entry, *command.split(), "--help"]  # fmt: skip
     start = time.perf_counter()
     done = subprocess.run(argv, env=env, cwd="/", capture_output=True, text=True)
     seconds = time.perf_counter() - start

@@ -25,11 +25,10 @@ plain ``keras.Model``, the tokenizer keeps its methods on a plain base, and
 using the keras-hub task or preprocessor raises an ImportError that says
 so.
 
-The ``keras-transformer`` command starts without the library: its
-launcher (`keras_transformer_cli`, outside this package so that importing it
-does not run this file first) is in ``sys.modules`` when it imports the
-package, which then imports only what the argument parser reads (pure
-Python). So ``--help`` answers without Keras or TensorFlow, and the command
+The ``keras-transformer`` command starts without the library: its console
+script (``keras_transformer.cli.startup:main``) imports the package under
+its own program name (``sys.argv[0]``, `COMMAND_NAME`), and the package
+then imports only what the argument parser reads (pure Python). So ``--help`` answers without Keras or TensorFlow, and the command
 sets ``KERAS_BACKEND`` and TensorFlow's log level before Keras is imported;
 a subcommand then imports what it runs (the Keras classes register with
 `keras_transformer.cli.main`'s imports).
@@ -40,14 +39,27 @@ their names (and `__all__`) are the same whatever is installed. The names
 at the top level are kept for compatibility.
 """
 
+import os
+import re
 import sys
 
 from keras_transformer.version import __version__
 
-# The name of the command's launcher module (see above).
-COMMAND_LAUNCHER = "keras_transformer_cli"
+# The console script's name (pyproject.toml's [project.scripts]).
+COMMAND_NAME = "keras-transformer"
 
-if COMMAND_LAUNCHER not in sys.modules:
+
+def started_as_the_command(argv0=None):
+    """Whether this process is the ``keras-transformer`` command: its
+    console script runs under the command's name (``sys.argv[0]`` while
+    the script imports the package; on Windows with pip's ``.exe`` or
+    ``-script.py`` suffix)."""
+    argv0 = (sys.argv[0] if sys.argv else "") if argv0 is None else argv0
+    name = re.sub(r"(-script\.pyw?|\.exe)$", "", os.path.basename(argv0))
+    return name == COMMAND_NAME
+
+
+if not started_as_the_command():
     from keras_transformer import (
         data,
         decoding,

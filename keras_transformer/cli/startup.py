@@ -1,9 +1,9 @@
 """The ``keras-transformer`` command's start: the arguments first, the library after.
 
-The console script's launcher (`keras_transformer_cli`) calls `main`. The
-package is then imported without its library (``keras_transformer``'s
-``__init__`` sees the launcher), so `main` parses the arguments with the
-parser alone, which is pure Python (`keras_transformer.options`, the
+The console script (``keras_transformer.cli.startup:main``) calls `main`.
+The package is then imported without its library (``keras_transformer``'s
+``__init__`` sees the command's name in ``sys.argv[0]``), so `main` parses
+the arguments with the parser alone, which is pure Python (`keras_transformer.options`, the
 training config's fields): ``--help`` and argument errors answer without
 Keras or TensorFlow. Before the library is imported, it
 

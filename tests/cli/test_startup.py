@@ -1,6 +1,6 @@
 """The command starts fast and quiet (issue 49, item 7).
 
-The console script (``keras_transformer_cli:main``) parses the arguments
+The console script (``keras_transformer.cli.startup:main``) parses the arguments
 before it imports the library: ``--help`` of every subcommand answers
 without Keras, TensorFlow, JAX or PyTorch and writes nothing on stderr;
 ``--backend`` is set before Keras is imported (no second start); TensorFlow's
@@ -22,16 +22,21 @@ pytestmark = pytest.mark.backend_independent  # fresh processes that choose thei
 HEAVY = ("keras", "tensorflow", "jax", "torch", "keras_hub", "h5py")
 NUMBERS_PRESET = os.path.join(REPO_ROOT, "tests", "fixtures", "numbers_preset")
 
+# As the console script starts: under the command's name, its entry point
+# imported (pip's script for ``keras_transformer.cli.startup:main``).
+CONSOLE_SCRIPT = """
+import sys
+commands, sys.argv = sys.argv[1:], ["/venv/bin/keras-transformer", *sys.argv[1:]]
+from keras_transformer.cli.startup import main
+"""
 # Every subcommand's --help in one fresh process started as the console
-# script starts (the launcher imported first); prints the heavy modules then
-# imported.
-HELP_OF_EVERY_COMMAND = """
-import contextlib, io, sys
-import keras_transformer_cli
-for command in sys.argv[1:]:
+# script starts; prints the heavy modules then imported.
+HELP_OF_EVERY_COMMAND = CONSOLE_SCRIPT + """
+import contextlib, io
+for command in commands:
     with contextlib.redirect_stdout(io.StringIO()) as out:
         try:
-            keras_transformer_cli.main([*command.split(), "--help"])
+            main([*command.split(), "--help"])
         except SystemExit as exit:
             assert exit.code == 0, (command, exit.code)
     assert "usage: keras-transformer" in out.getvalue(), command
@@ -61,7 +66,7 @@ def test_translate_sets_the_backend_first_and_prints_no_tensorflow_log():
     env = dict(os.environ, KERAS_BACKEND="jax", KERAS_TRANSFORMER_CLI_REEXEC="1")
     env.pop("TF_CPP_MIN_LOG_LEVEL", None)
     done = _run(
-        ["-m", "keras_transformer_cli", "translate", "--backend", "tensorflow",
+        ["-c", CONSOLE_SCRIPT + "sys.exit(main())", "translate", "--backend", "tensorflow",
          "--model-dir", NUMBERS_PRESET],
         env=env, stdin="three hundred twelve\n",
     )  # fmt: skip
@@ -90,3 +95,13 @@ def test_the_users_tensorflow_log_level_is_kept():
     environ = {}  # --tf-log: TensorFlow's own default, everything shown.
     assert prepare_environment(Verbose(), environ, keras_imported=False) is False
     assert environ == {"KERAS_BACKEND": "torch"}
+
+
+def test_the_command_is_known_by_its_name():
+    from keras_transformer import started_as_the_command
+
+    assert started_as_the_command("/venv/bin/keras-transformer")
+    assert started_as_the_command("C:/venv/Scripts/keras-transformer.exe")
+    assert started_as_the_command("C:/venv/Scripts/keras-transformer-script.py")
+    for other in ("/usr/bin/python", "-c", "keras-transformer-tools", "my-keras-transformer", ""):
+        assert not started_as_the_command(other), other
