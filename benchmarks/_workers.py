@@ -1,5 +1,6 @@
 """One backend per process: a benchmark runs itself with ``--worker``."""
 
+import gzip
 import os
 import platform
 import shlex
@@ -47,3 +48,43 @@ def cpu_name():
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+def cpu_description():
+    """``(model name, flags of interest)`` from /proc/cpuinfo."""
+    model, flags = platform.processor() or "cpu", []
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                elif line.startswith("flags"):
+                    wanted = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
+                    flags = [f for f in line.split(":", 1)[1].split() if f in wanted]
+                    break
+    except OSError:
+        pass
+    return model, flags
+
+
+def lscpu_flags(prefixes):
+    """The sorted flags of ``lscpu`` that start with one of ``prefixes``."""
+    try:
+        text = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    except OSError:
+        return []
+    for line in text.splitlines():
+        if line.startswith("Flags:"):
+            return sorted(f for f in line.split(":", 1)[1].split() if f.startswith(prefixes))
+    return []
+
+
+def read_first_lines(path, limit):
+    """The first ``limit`` lines of the gzip text file ``path``."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [line.rstrip("\n") for _, line in zip(range(limit), f)]
+
+
+def batches(items, size):
+    """``items`` in consecutive lists of ``size`` (the last may be shorter)."""
+    return [items[i:i + size] for i in range(0, len(items), size)]

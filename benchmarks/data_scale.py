@@ -46,7 +46,6 @@ import argparse
 import gzip
 import json
 import os
-import platform
 import subprocess
 import sys
 import threading
@@ -55,7 +54,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _workers import recorded_command  # noqa: E402
+from _workers import cpu_description, recorded_command  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
@@ -66,23 +65,6 @@ TRAIN_SETTINGS = [
     "--set", "tokens_per_batch=4096", "--set", "eval_sentences=0",
     "--set", "verbose=2",
 ]  # fmt: skip
-
-
-def cpu_description():
-    """``(model name, flags of interest)`` from /proc/cpuinfo."""
-    model, flags = platform.processor() or "cpu", []
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                elif line.startswith("flags"):
-                    wanted = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
-                    flags = [f for f in line.split(":", 1)[1].split() if f in wanted]
-                    break
-    except OSError:
-        pass
-    return model, flags
 
 
 def read_sentences(path):

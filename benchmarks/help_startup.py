@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 
-from _workers import cpu_name
+from _workers import cpu_name, lscpu_flags
 
 COMMANDS = ("", "train", "translate", "evaluate", "score", "export",
             "average-checkpoints", "convert", "preprocess", "info")  # fmt: skip
@@ -52,17 +52,6 @@ except SystemExit:
     pass
 print("\\nIMPORTED " + json.dumps(sorted({m.split(".")[0] for m in sys.modules} & set(%r))))
 """ % (FRAMEWORKS,)
-
-
-def _cpu_flags():
-    try:
-        text = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    except OSError:
-        return []
-    for line in text.splitlines():
-        if line.startswith("Flags:"):
-            return sorted(f for f in line.split()[1:] if f.startswith(("avx", "amx", "fma")))
-    return []
 
 
 def _run_once(tree, command):
@@ -114,7 +103,7 @@ def main():
     }
     result = {
         "command": "python benchmarks/help_startup.py " + " ".join(sys.argv[1:]),
-        "machine": {"cpu": cpu_name(), "cpu_flags": _cpu_flags(),
+        "machine": {"cpu": cpu_name(), "cpu_flags": lscpu_flags(("avx", "amx", "fma")),
                     "cores": os.cpu_count(), "python": platform.python_version()},
         "environment": {name: os.environ.get(name) for name in
                         ("KERAS_BACKEND", "TF_CPP_MIN_LOG_LEVEL")},

@@ -38,10 +38,8 @@ Writes ``benchmarks/results/onnx_decode_<tag>.{md,json}``.
 
 import argparse
 import datetime
-import gzip
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -50,35 +48,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from _workers import cpu_name, recorded_command  # noqa: E402
+from _workers import (  # noqa: E402
+    batches,
+    cpu_name,
+    lscpu_flags,
+    read_first_lines,
+    recorded_command,
+)
 
 DEFAULT_DATA_DIR = os.path.join(REPO, "..", "shared", "data", "multi30k")
 
 
 def log(message):
     print(f"[onnx_decode {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
-
-
-def read_lines(path, limit):
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return [line.rstrip("\n") for _, line in zip(range(limit), f)]
-
-
-def batches(items, size):
-    return [items[i:i + size] for i in range(0, len(items), size)]
-
-
-def cpu_flags():
-    """The SIMD flags of ``lscpu`` that CPU inference kernels use."""
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    except OSError:
-        return []
-    for line in out.splitlines():
-        if line.startswith("Flags:"):
-            flags = line.split(":", 1)[1].split()
-            return sorted(f for f in flags if f.startswith(("avx", "fma", "amx", "sse4")))
-    return []
 
 
 def timed(translate_batch, sentences, batch_size):
@@ -236,7 +218,7 @@ def main(argv=None):
         raise SystemExit(f"--data-dir: {source!r} not found (Multi30k's test_2016_flickr).")
     if not os.path.isdir(args.model_dir):
         raise SystemExit(f"--model-dir: {args.model_dir!r} is not a directory.")
-    sentences = read_lines(source, args.num_sentences)
+    sentences = read_first_lines(source, args.num_sentences)
     load_before = os.getloadavg()
     results, versions = {}, {}
     with tempfile.TemporaryDirectory() as root:
@@ -268,7 +250,7 @@ def main(argv=None):
         "command": recorded_command(__file__, argv),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "cpu": cpu_name(),
-        "cpu_flags": cpu_flags(),
+        "cpu_flags": lscpu_flags(("avx", "fma", "amx", "sse4")),
         "cpu_count": os.cpu_count(),
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in load_after],

@@ -29,13 +29,12 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
 import time
 
-from _workers import recorded_command
+from _workers import cpu_description, recorded_command
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -49,23 +48,6 @@ VARIANTS = {
         "model_overrides.max_relative_position=16",
     ],
 }
-
-
-def cpu_description():
-    """``(model name, flags of interest)`` from /proc/cpuinfo."""
-    model, flags = platform.processor() or "cpu", []
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                elif line.startswith("flags"):
-                    wanted = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
-                    flags = [f for f in line.split(":", 1)[1].split() if f in wanted]
-                    break
-    except OSError:
-        pass
-    return model, flags
 
 
 def parse_args(argv=None):

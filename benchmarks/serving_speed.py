@@ -46,7 +46,6 @@ backends and the SavedModel use their defaults (all cores).
 
 import argparse
 import datetime
-import gzip
 import json
 import os
 import statistics
@@ -58,7 +57,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from _workers import cpu_name, recorded_command  # noqa: E402
+from _workers import batches, cpu_name, read_first_lines, recorded_command  # noqa: E402
 
 DEFAULT_DATA_DIR = os.path.join(REPO, "..", "shared", "data", "multi30k")
 DEFAULT_ENGINES = (
@@ -69,15 +68,6 @@ DEFAULT_ENGINES = (
 
 def log(message):
     print(f"[serving_speed {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
-
-
-def read_lines(path, limit):
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return [line.rstrip("\n") for _, line in zip(range(limit), f)]
-
-
-def batches(items, size):
-    return [items[i:i + size] for i in range(0, len(items), size)]
 
 
 def timed_passes(translate_batch, sentences, args):
@@ -227,7 +217,7 @@ def engine_precision(engine, model_dir):
 def run_worker(args):
     engine = args.worker
     kind, _, dtype = engine.partition(":")
-    sources = read_lines(os.path.join(args.data_dir, "test_2016_flickr.en.gz"),
+    sources = read_first_lines(os.path.join(args.data_dir, "test_2016_flickr.en.gz"),
                          args.num_sentences)
     if kind.startswith("saved_model"):
         threads = kind.rpartition("_")[2] if kind.endswith(("_intra1", "_1thread")) else None
@@ -388,7 +378,7 @@ def main(argv=None):
     if args.work_dir is None:
         args.work_dir = args.model_dir.rstrip("/") + "_serving_exports"
     engines = [e for e in args.engines.split(",") if e]
-    references = read_lines(os.path.join(args.data_dir, "test_2016_flickr.de.gz"),
+    references = read_first_lines(os.path.join(args.data_dir, "test_2016_flickr.de.gz"),
                             args.num_sentences)
     started = datetime.datetime.now().isoformat(timespec="seconds")
     load_before = os.getloadavg()
