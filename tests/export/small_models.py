@@ -56,3 +56,37 @@ def trained_model(tokenizer, pairs, seed, **architecture):
         batch_size=100, epochs=3, verbose=0,
     )
     return model
+
+
+def marian_logits_error(model, marian_directory, tokenizer, sources):
+    """The largest difference between ``model``'s logits and those of the
+    ``MarianMTModel`` exported to ``marian_directory``, over the real
+    positions of ``sources`` (decoder inputs: BOS and up to five of the
+    source's own pieces). Marian's ids: EOS 0, UNK 1, the pieces, then PAD
+    and BOS last (`VOCABULARY_SIZE` ids)."""
+    import torch
+    import transformers
+
+    from keras_transformer.special_tokens import PAD_ID
+
+    source_ids = [ids + [EOS_ID] for ids in tokenizer.encode(sources)]
+    width = max(map(len, source_ids))
+    encoder = np.array([ids + [PAD_ID] * (width - len(ids)) for ids in source_ids], "int32")
+    decoder = np.array([[BOS_ID] + ids[:5] + [PAD_ID] * (5 - len(ids[:5]))
+                        for ids in tokenizer.encode(sources)], "int32")  # fmt: skip
+    ours = keras.ops.convert_to_numpy(
+        model({"encoder_token_ids": encoder, "decoder_token_ids": decoder})
+    )
+    marian_ids = np.vectorize(
+        lambda i: {PAD_ID: VOCABULARY_SIZE - 2, 1: 1, BOS_ID: VOCABULARY_SIZE - 1, EOS_ID: 0}
+        .get(i, i - 2)
+    )
+    hf_model = transformers.MarianMTModel.from_pretrained(marian_directory).eval()
+    with torch.no_grad():
+        theirs = hf_model(
+            input_ids=torch.tensor(marian_ids(encoder)),
+            attention_mask=torch.tensor(encoder != PAD_ID),
+            decoder_input_ids=torch.tensor(marian_ids(decoder)),
+        ).logits.numpy()
+    order = [EOS_ID, 1] + list(range(4, VOCABULARY_SIZE)) + [PAD_ID, BOS_ID]
+    return np.abs(theirs - ours[..., order])[decoder != PAD_ID].max()

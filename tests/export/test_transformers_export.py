@@ -47,7 +47,7 @@ from keras_transformer.models.transformer.subword_tokenizer import (  # noqa: E4
 from keras_transformer.objectives.losses import LabelSmoothedCrossEntropy  # noqa: E402
 from keras_transformer.special_tokens import BOS_ID, EOS_ID, PAD_ID  # noqa: E402
 
-from conftest import to_numpy  # noqa: E402
+import small_models  # noqa: E402
 
 VOCABULARY_SIZE = 64
 NUM_TEST = 16
@@ -126,22 +126,7 @@ def _to_marian(ids):
 
 def test_logits_equal(trained):
     tokenizer, sources, model, _, exported = trained
-    hf_model = _hf(exported)
-    source_ids = [ids + [EOS_ID] for ids in tokenizer.encode(sources)]
-    width = max(map(len, source_ids))
-    encoder = np.array([ids + [PAD_ID] * (width - len(ids)) for ids in source_ids], "int32")
-    decoder = np.array([[BOS_ID] + ids[:5] + [PAD_ID] * (5 - len(ids[:5]))
-                        for ids in tokenizer.encode(sources)], "int32")  # fmt: skip
-    ours = to_numpy(model({"encoder_token_ids": encoder, "decoder_token_ids": decoder}))
-    with torch.no_grad():
-        theirs = hf_model(
-            input_ids=torch.tensor([_to_marian(r) for r in encoder]),
-            attention_mask=torch.tensor(encoder != PAD_ID),
-            decoder_input_ids=torch.tensor([_to_marian(r) for r in decoder]),
-        ).logits.numpy()
-    order = [EOS_ID, 1] + list(range(4, VOCABULARY_SIZE)) + [PAD_ID, BOS_ID]
-    real = decoder != PAD_ID
-    assert np.abs(theirs - ours[..., order])[real].max() < 1e-4
+    assert small_models.marian_logits_error(model, exported, tokenizer, sources) < 1e-4
 
 
 @pytest.mark.parametrize("beam_size", [1, 4])
