@@ -60,14 +60,23 @@ def blocked_top_k(x, n):
         values, indices = ops.top_k(x, n)
         return values, ops.cast(indices, "int32")
     lead = tuple(ops.shape(x)[:-1])
-    x = ops.reshape(x, lead + (length // block, block))
-    _, best_blocks = ops.top_k(ops.amax(x, axis=-1), n)  # (..., n)
+    blocks = length // block
+    x = ops.reshape(x, (-1, blocks, block))  # (rows, blocks, block)
+    _, best_blocks = ops.top_k(ops.amax(x, axis=-1), n)  # (rows, n)
     best_blocks = ops.cast(best_blocks, "int32")
-    entries = ops.take_along_axis(x, best_blocks[..., None], axis=-2)  # (..., n, block)
-    values, slots = ops.top_k(ops.reshape(entries, lead + (n * block,)), n)
+    # The n blocks of each row as one gather of rows of (rows * blocks,
+    # block): a take_along_axis on the block axis is, under TensorFlow, a
+    # transpose of all of x.
+    rows = ops.shape(x)[0]
+    flat_blocks = best_blocks + ops.arange(rows, dtype="int32")[:, None] * blocks
+    entries = ops.take(
+        ops.reshape(x, (-1, block)), ops.reshape(flat_blocks, (-1,)), axis=0
+    )  # (rows * n, block)
+    values, slots = ops.top_k(ops.reshape(entries, (-1, n * block)), n)
     slots = ops.cast(slots, "int32")
     indices = ops.take_along_axis(best_blocks, slots // block, axis=-1)
-    return values, indices * block + slots % block
+    indices = indices * block + slots % block
+    return ops.reshape(values, lead + (n,)), ops.reshape(indices, lead + (n,))
 
 
 def top_candidates(candidates, n, vocabulary_size):

@@ -120,17 +120,14 @@ def log_softmax_rows(logits, rows):
     return ops.log_softmax(logits_rows(logits, rows), axis=-1)
 
 
-def select_mask(
-    log_probs, next_length, min_length, row_max_lengths, eos_id, forbidden_ids
-):
-    """Log-probs used for choosing tokens: forbidden ones set to NEG_INF.
+def forbidden_tokens(vocab, next_length, min_length, row_max_lengths, eos_id,
+                     forbidden_ids, extra_dims):
+    """Bool ``(batch, 1, ..., vocab)``: the tokens a row may not choose.
 
-    ``log_probs`` is ``(batch, ..., vocab)``; ``next_length`` (scalar) is the
-    length the hypotheses will have after this token; ``row_max_lengths`` is
-    ``(batch,)``.
+    ``vocab`` is ``arange(vocab)``; ``next_length`` (scalar) is the length
+    the hypotheses will have after this token; ``row_max_lengths`` is
+    ``(batch,)``; ``extra_dims`` the score axes between batch and vocab.
     """
-    vocabulary_size = ops.shape(log_probs)[-1]
-    vocab = ops.arange(vocabulary_size, dtype="int32")
     is_eos = ops.equal(vocab, eos_id)
     forbidden = ops.zeros_like(is_eos)
     for token in forbidden_ids:
@@ -139,34 +136,24 @@ def select_mask(
     forbidden = ops.logical_or(
         forbidden, ops.logical_and(is_eos, next_length < min_length)
     )
-    extra_dims = len(log_probs.shape) - 2
     at_max = ops.greater_equal(next_length, row_max_lengths)
     at_max = ops.reshape(at_max, (-1,) + (1,) * (extra_dims + 1))
     # ... and at a row's last allowed position only EOS is allowed.
-    forbidden = ops.logical_or(
-        forbidden, ops.logical_and(at_max, ops.logical_not(is_eos))
-    )
-    return ops.where(forbidden, NEG_INF, log_probs)
+    return ops.logical_or(forbidden, ops.logical_and(at_max, ops.logical_not(is_eos)))
 
 
-def force_prefix(selectable, log_probs, index, prefix_ids, prefix_lengths):
-    """At steps inside a row's prefix, only the prefix token is selectable.
-
-    ``selectable`` and ``log_probs`` are ``(batch, ..., vocab)``; the forced
-    token keeps its log-probability even where `select_mask` forbade it.
-    """
+def forced_prefix_mask(banned, vocab, index, prefix_ids, prefix_lengths, extra_dims):
+    """``banned`` where a row is inside its prefix: every token but the
+    prefix's (which stays selectable even where ``banned`` forbade it)."""
     if prefix_ids is None:
-        return selectable
+        return banned
     width = ops.shape(prefix_ids)[1]
     column = ops.minimum(index, width - 1)
     token = ops.take(prefix_ids, column, axis=1)  # (batch,)
     forcing = index < prefix_lengths  # (batch,)
-    extra_dims = len(log_probs.shape) - 2
     shape = (-1,) + (1,) * (extra_dims + 1)
-    vocab = ops.arange(ops.shape(log_probs)[-1], dtype="int32")
-    is_token = ops.equal(vocab, ops.reshape(token, shape))
-    forced = ops.where(is_token, log_probs, NEG_INF)
-    return ops.where(ops.reshape(forcing, shape), forced, selectable)
+    not_token = ops.not_equal(vocab, ops.reshape(token, shape))
+    return ops.where(ops.reshape(forcing, shape), not_token, banned)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -215,16 +202,27 @@ def step_scores(logits, shape, context, on_logits):
             log_probs, context.sequences, context.index, context.request, context.inputs
         )
     if len(shape) > 1:
-        log_probs = ops.reshape(log_probs, (*shape, -1))
-    selectable = select_mask(
-        log_probs, context.index + 1, context.inputs.min_length, context.row_max, EOS_ID,
-        (PAD_ID, BOS_ID),
+        # The vocabulary static where it is: beam search's two-stage top-k
+        # needs it (`beam.top_candidates`).
+        log_probs = ops.reshape(log_probs, (*shape, log_probs.shape[-1] or -1))
+    # The forbidden tokens and the forced prefixes as one mask of (batch,
+    # 1, vocab) (or (batch, beams, vocab) with constraints), then one select
+    # over the scores: each select of a (batch, beams, vocab) tensor costs
+    # what a decoder layer's matmul does on a CPU.
+    extra_dims = len(shape) - 1
+    vocab = ops.arange(ops.shape(log_probs)[-1], dtype="int32")
+    banned = forbidden_tokens(
+        vocab, context.index + 1, context.inputs.min_length, context.row_max, EOS_ID,
+        (PAD_ID, BOS_ID), extra_dims,
     )
     if context.eos_allowed is not None:
-        is_eos = ops.equal(ops.arange(ops.shape(log_probs)[-1], dtype="int32"), EOS_ID)
-        banned = ops.logical_and(ops.logical_not(context.eos_allowed)[..., None], is_eos)
-        selectable = ops.where(banned, NEG_INF, selectable)
-    selectable = force_prefix(
-        selectable, log_probs, context.index, context.prefix_ids, context.prefix_lengths
+        banned = ops.logical_or(
+            banned,
+            ops.logical_and(
+                ops.logical_not(context.eos_allowed)[..., None], ops.equal(vocab, EOS_ID)
+            ),
+        )
+    banned = forced_prefix_mask(
+        banned, vocab, context.index, context.prefix_ids, context.prefix_lengths, extra_dims
     )
-    return log_probs, selectable
+    return log_probs, ops.where(banned, NEG_INF, log_probs)

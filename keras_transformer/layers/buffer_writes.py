@@ -12,17 +12,22 @@ def write_along(buffer, update, index, axis):
     axis. The key/value caches and the decoder padding mask of incremental
     decoding are written this way at every step.
 
-    Under the TensorFlow backend the write is a select over the buffer
-    instead: TensorFlow's ``slice_update`` is XLA's ``DynamicUpdateSlice``
-    op, which a graph without XLA (the SavedModel, the TensorFlow
-    `Generator`) runs by compiling it with XLA on demand, once per input
-    shape, on the decoding thread. A search whose batch and cache lengths
-    change (finished sentences leave the batch, the cache grows) paid that
-    compilation at most steps: milliseconds per write, a quarter of a
-    decoding step (`benchmarks/saved_model_profile.py`). The select reads
-    and writes the buffer once, as the copy inside ``DynamicUpdateSlice``
-    does, and keeps XLA's ops out of the exported graph. JAX and torch
-    keep ``slice_update`` (an in-place update under XLA).
+    Under the TensorFlow backend the write is a scatter of the update's
+    rows instead: TensorFlow's ``slice_update`` is XLA's
+    ``DynamicUpdateSlice`` op, which a graph without XLA (the SavedModel,
+    the TensorFlow `Generator`) runs by compiling it with XLA on demand,
+    once per input shape, on the decoding thread. A search whose batch and
+    cache lengths change (finished sentences leave the batch, the cache
+    grows) paid that compilation at most steps: milliseconds per write, a
+    quarter of a decoding step (`benchmarks/saved_model_profile.py`). One
+    position (a decoding step) is a ``TensorScatterUpdate`` of its rows
+    (the buffer seen as ``(rows, length, rest)``), which writes in place
+    where TensorFlow can reuse the buffer and otherwise copies it; a
+    select over the whole buffer with the position broadcast took 2-4
+    times as long (`benchmarks/decode_kernels.py`). Several positions (a
+    forced prefix) are a select. Both keep XLA's ops out of the exported
+    graph. JAX and torch keep ``slice_update`` (an in-place update under
+    XLA).
 
     Args:
         buffer: tensor.
@@ -38,6 +43,8 @@ def write_along(buffer, update, index, axis):
         return ops.slice_update(buffer, start, update)
     length = ops.shape(buffer)[axis]
     steps = ops.shape(update)[axis]
+    if isinstance(steps, int) and steps == 1:
+        return _scatter_position(buffer, update, index, axis)
     positions = ops.arange(length, dtype="int32")
     index = ops.cast(index, "int32")
     written = ops.logical_and(positions >= index, positions < index + steps)
@@ -50,3 +57,21 @@ def write_along(buffer, update, index, axis):
         pad_width[axis] = [index, length - index - steps]
         update = ops.pad(update, pad_width)
     return ops.where(ops.reshape(written, shape), update, buffer)
+
+
+def _scatter_position(buffer, update, index, axis):
+    """`write_along` of one position as a scatter (TensorFlow): the buffer
+    as ``(rows, length, rest)``, each row's ``rest`` values at
+    ``(row, index)``."""
+    shape = ops.shape(buffer)
+    rest = 1
+    for size in buffer.shape[axis + 1:]:
+        rest = rest * size if isinstance(size, int) and isinstance(rest, int) else None
+    if rest is None:
+        rest = ops.prod(ops.convert_to_tensor(shape[axis + 1:], "int32"))
+    rows_view = ops.reshape(buffer, (-1, shape[axis], rest))
+    rows = ops.shape(rows_view)[0]
+    positions = ops.full((rows,), ops.cast(index, "int32"), dtype="int32")
+    indices = ops.stack([ops.arange(rows, dtype="int32"), positions], axis=1)
+    written = ops.scatter_update(rows_view, indices, ops.reshape(update, (rows, rest)))
+    return ops.reshape(written, shape)
