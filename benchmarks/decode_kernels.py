@@ -10,6 +10,13 @@
    bfloat16 and int8 (int8 x int8, as Keras' int8 ``Dense`` calls it), and
    the int8 ``Dense`` path whole (quantizing the activations, the int8
    matmul, de-scaling).
+3. A cached step's write of one position into a key/value buffer ``(batch
+   * beam, 2, heads, length, head_dim)`` in bfloat16:
+   `keras_transformer.layers.buffer_writes.write_along` (under TensorFlow a
+   scatter of the position's rows, elsewhere ``slice_update``) against a
+   select over the whole buffer with the position broadcast (``ops.where``,
+   the TensorFlow write before the scatter); both results are checked to
+   be equal.
 
 Each function is compiled as the decoders compile it
 (`keras_transformer.decoding.compile.compile_for_backend`: ``jax.jit`` with the
@@ -32,6 +39,8 @@ from _workers import run_worker
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+# Key/value buffer lengths of the cache write (the searches' growing stages).
+CACHE_LENGTHS = (32, 64)
 
 
 def worker(args):
@@ -44,6 +53,7 @@ def worker(args):
 
     from keras_transformer.decoding.backends import compile_for_backend
     from keras_transformer.decoding.search import blocked_top_k
+    from keras_transformer.layers.buffer_writes import write_along
 
     backend = keras.config.backend()
     rng = np.random.default_rng(0)
@@ -111,6 +121,30 @@ def worker(args):
             lambda x: bf16(x), ops.convert_to_tensor(inputs, dtype="bfloat16"), layer=bf16
         )
         row[f"dense_{width}_bf16_ms"] = ms
+
+    # 3. A cache write of one position.
+    head_dim = args.d_model // args.heads
+    for length in CACHE_LENGTHS:
+        buffer = ops.convert_to_tensor(
+            rng.normal(size=(rows, 2, args.heads, length, head_dim)), dtype="bfloat16"
+        )
+        update = ops.convert_to_tensor(
+            rng.normal(size=(rows, 2, args.heads, 1, head_dim)), dtype="bfloat16"
+        )
+        index = ops.convert_to_tensor(length // 2, "int32")
+
+        def select(buffer, update, index):
+            positions = ops.arange(ops.shape(buffer)[3], dtype="int32")
+            return ops.where(ops.reshape(positions == index, (1, 1, 1, -1, 1)), update, buffer)
+
+        row[f"write_{length}_ms"], written = best_ms(
+            lambda b, u, i: write_along(b, u, i, axis=3), buffer, update, index
+        )
+        row[f"select_{length}_ms"], selected = best_ms(select, buffer, update, index)
+        row[f"write_{length}_same"] = bool(np.array_equal(
+            ops.convert_to_numpy(ops.cast(written, "float32")),
+            ops.convert_to_numpy(ops.cast(selected, "float32")),
+        ))
     print(json.dumps(row))
 
 
@@ -121,6 +155,7 @@ def main(argv=None):
     p.add_argument("--beam", type=int, default=4)
     p.add_argument("--vocabulary", type=int, default=8000)
     p.add_argument("--d-model", type=int, default=256)
+    p.add_argument("--heads", type=int, default=4)
     p.add_argument("--calls", type=int, default=50, help="calls per timed repeat")
     p.add_argument("--repeats", type=int, default=5, help="best of this many")
     p.add_argument("--tag", default="cpu")
@@ -133,7 +168,7 @@ def main(argv=None):
     for backend in args.backends.split(","):
         worker_args = [
             f"--{k.replace('_', '-')}={getattr(args, k)}"
-            for k in ("batch", "beam", "vocabulary", "d_model", "calls", "repeats")
+            for k in ("batch", "beam", "vocabulary", "d_model", "heads", "calls", "repeats")
         ]
         stdout = run_worker(__file__, backend, worker_args, log_level="3")
         rows.append(json.loads(stdout.strip().splitlines()[-1]))
@@ -143,7 +178,8 @@ def main(argv=None):
     result = {
         "command": command, "date": datetime.date.today().isoformat(),
         "cpus": os.cpu_count(), "batch": args.batch, "beam": args.beam,
-        "vocabulary": args.vocabulary, "d_model": args.d_model, "rows": rows,
+        "vocabulary": args.vocabulary, "d_model": args.d_model, "heads": args.heads,
+        "rows": rows,
     }  # fmt: skip
     os.makedirs(args.output_dir, exist_ok=True)
     stem = os.path.join(args.output_dir, f"decode_kernels_{args.tag}")
@@ -179,6 +215,21 @@ def main(argv=None):
                 f"{r[f'matmul_{width}_bfloat16_ms']:.3f} ({r[f'matmul_{width}_bfloat16_gflops']:.0f}) | "
                 f"{r[f'matmul_{width}_int8_ms']:.3f} ({r[f'matmul_{width}_int8_gops']:.0f}) | "
                 f"{r[f'dense_{width}_bf16_ms']:.3f} | {r[f'dense_{width}_int8_ms']:.3f} |"
+            )
+    lines += [
+        "", f"A cache write of one position into ({rows_per_step}, 2, {args.heads}, length, "
+        f"{args.d_model // args.heads}) bfloat16, ms: `write_along` against a select over "
+        "the whole buffer.", "",
+        "| backend | length | write_along | select | speed-up | same |",
+        "|---|---|---|---|---|---|",
+    ]  # fmt: skip
+    for r in rows:
+        for length in CACHE_LENGTHS:
+            lines.append(
+                f"| {r['backend']} | {length} | {r[f'write_{length}_ms']:.3f} | "
+                f"{r[f'select_{length}_ms']:.3f} | "
+                f"{r[f'select_{length}_ms'] / r[f'write_{length}_ms']:.2f}x | "
+                f"{r[f'write_{length}_same']} |"
             )
     with open(stem + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
