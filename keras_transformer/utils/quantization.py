@@ -20,11 +20,10 @@ with an `Int8QuantizationConfig` that names its weight quantizer) also
 quantizes each Dense layer's inputs and multiplies int8 by int8 into int32.
 TensorFlow's stock CPU build has no fast kernel for that product
 (`BatchMatMulV3` on int8 runs several times slower than the bfloat16 matmul
-at a decode step's shapes, benchmarks/results/decode_kernels_cpu.md), so a
-fully int8 SavedModel translates about 2.4x slower than the float one on an
-AVX512-VNNI CPU (benchmarks/results/serving_speed_multi30k_small.md; there
-CTranslate2's own int8 is slower than its float32 too). It stays
-available as above, and such models save and reload as they are.
+at a decode step's shapes on an AVX512-VNNI CPU,
+benchmarks/results/decode_kernels_cpu.md), so a fully int8 SavedModel
+translates slower than the float one. It stays available as above, and
+such models save and reload as they are.
 
 A quantized backbone's config records the choice (``int8_inputs``:
 "float" for the package's int8; absent, "int8", for Keras' default), and
