@@ -12,9 +12,11 @@ from keras import ops
 from keras_transformer import Transformer
 from keras_transformer.decoding.generate import Generator
 from keras_transformer.decoding.logits_processors import (
+    StepContext,
     no_repeat_ngram,
     penalize_repetition,
     process_scores,
+    step_scores,
 )
 from keras_transformer.decoding.options import DecodeOptions, SearchInputs, SearchRequest
 from keras_transformer.decoding.search_loop import NEG_INF
@@ -69,6 +71,54 @@ def test_process_scores_applies_only_what_the_request_enables():
         inputs,
     ))
     assert both[0, 5] == NEG_INF and both[0, 4] == -1.0 and both[0, BOS_ID] == NEG_INF
+
+
+@pytest.mark.parametrize("min_length, row_0_prefix", [(2, 7), (4, EOS_ID)])
+def test_step_scores_ban_and_force_tokens_and_keep_the_vocabulary_static(
+    min_length, row_0_prefix
+):
+    # The scores a beam search chooses from, against the rules written out:
+    # never PAD or BOS; EOS not before min_length; nothing but EOS at a row's
+    # last position (row 1); a row inside its forced prefix (row 0) only the
+    # prefix's token, even where the rules above ban it (EOS before
+    # min_length). Under TensorFlow, also traced with the batch unknown,
+    # where the scores must keep their static vocabulary size (beam
+    # search's two-stage top-k needs it).
+    n, k, vocab, index = 3, 2, 10, 1
+    logits = np.random.default_rng(3).normal(size=(n * k, vocab)).astype("float32")
+    row_max = np.array([6, index + 1, 6], "int32")
+    prefix_ids = np.array([[5, row_0_prefix], [0, 0], [6, 8]], "int32")
+    prefix_lengths = np.array([2, 0, 0], "int32")
+
+    def scores(logits):
+        rows = ops.shape(logits)[0] // k
+        context = StepContext(
+            SearchRequest(beam_size=k), SearchInputs(min_length=min_length), index,
+            ops.zeros((ops.shape(logits)[0], 4), "int32"), row_max, prefix_ids, prefix_lengths,
+        )
+        return step_scores(logits, (rows, k), context, on_logits=False)
+
+    next_length = index + 1
+    banned = np.zeros((n, k, vocab), bool)
+    banned[..., [PAD_ID, BOS_ID]] = True
+    if next_length < min_length:
+        banned[..., EOS_ID] = True
+    at_max = next_length >= row_max
+    banned[at_max] |= np.arange(vocab) != EOS_ID
+    forcing = index < prefix_lengths
+    banned[forcing] = np.arange(vocab) != prefix_ids[forcing, index][:, None]
+    runs = [scores(ops.convert_to_tensor(logits))]
+    if keras.config.backend() == "tensorflow":
+        import tensorflow as tf
+
+        traced = tf.function(scores, input_signature=[tf.TensorSpec([None, vocab])])
+        runs.append(traced(logits))
+        assert traced.get_concrete_function().structured_outputs[1].shape[-1] == vocab
+    for log_probs, selectable in runs:
+        log_probs, selectable = _np(log_probs), _np(selectable)
+        np.testing.assert_array_equal(selectable, np.where(banned, NEG_INF, log_probs))
+        assert (selectable[1, :, EOS_ID] == NEG_INF).all() == (min_length > next_length)
+        assert (selectable[0, :, row_0_prefix] > NEG_INF).all()
 
 
 @pytest.fixture(scope="module")
