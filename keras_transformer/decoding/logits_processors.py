@@ -207,8 +207,7 @@ def step_scores(logits, shape, context, on_logits):
         log_probs = ops.reshape(log_probs, (*shape, log_probs.shape[-1] or -1))
     # The forbidden tokens and the forced prefixes as one mask of (batch,
     # 1, vocab) (or (batch, beams, vocab) with constraints), then one select
-    # over the scores: each select of a (batch, beams, vocab) tensor costs
-    # what a decoder layer's matmul does on a CPU.
+    # over the (batch, beams, vocab) scores rather than one per rule.
     extra_dims = len(shape) - 1
     vocab = ops.arange(ops.shape(log_probs)[-1], dtype="int32")
     banned = forbidden_tokens(

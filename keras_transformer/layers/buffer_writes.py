@@ -1,5 +1,7 @@
 """Writing a decoding step's values into a fixed-size buffer."""
 
+import math
+
 import keras
 from keras import ops
 
@@ -41,10 +43,10 @@ def write_along(buffer, update, index, axis):
         start = [0] * rank
         start[axis] = index
         return ops.slice_update(buffer, start, update)
-    length = ops.shape(buffer)[axis]
     steps = ops.shape(update)[axis]
     if isinstance(steps, int) and steps == 1:
         return _scatter_position(buffer, update, index, axis)
+    length = ops.shape(buffer)[axis]
     positions = ops.arange(length, dtype="int32")
     index = ops.cast(index, "int32")
     written = ops.logical_and(positions >= index, positions < index + steps)
@@ -64,10 +66,10 @@ def _scatter_position(buffer, update, index, axis):
     as ``(rows, length, rest)``, each row's ``rest`` values at
     ``(row, index)``."""
     shape = ops.shape(buffer)
-    rest = 1
-    for size in buffer.shape[axis + 1:]:
-        rest = rest * size if isinstance(size, int) and isinstance(rest, int) else None
-    if rest is None:
+    tail = buffer.shape[axis + 1:]
+    if all(isinstance(size, int) for size in tail):
+        rest = math.prod(tail)
+    else:
         rest = ops.prod(ops.convert_to_tensor(shape[axis + 1:], "int32"))
     rows_view = ops.reshape(buffer, (-1, shape[axis], rest))
     rows = ops.shape(rows_view)[0]
