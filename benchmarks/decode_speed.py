@@ -52,7 +52,7 @@ sentences: 14.0 s against 7.7 s), and the workers run one at a time.
 
 ``--torch-compile`` adds a torch row with ``Translator(...,
 jit_compile=True)``: the search loop's body through ``torch.compile``
-with a fixed-size cache and the model step recorded as an ATen graph
+with static shapes per cache stage and the model step recorded as an ATen graph
 (`keras_transformer.decoding.torch_steps`; compiled once per batch shape,
 its "compiled functions" cell counts the graphs; the cold time includes
 those compilations, so cold minus warm is the compilation time).

@@ -29,11 +29,10 @@ decoding interface (`Transformer.encode`, `build_cache`, `grow_cache`,
     is a Python loop on torch. With ``jit_compile=True`` the loop stays in
     Python (its exit depends on the data) and its body (a decoding step and
     the search's bookkeeping) runs through ``torch.compile`` with static
-    shapes: the key/value cache is allocated to the output buffer's length
-    (no growing stages), the model step is recorded once per shape as an
-    ATen graph, and one graph serves every step of a batch shape
-    (`torch_steps`; CUDA graphs on a GPU). Each batch shape costs a
-    compilation (seconds), so the default ("auto") stays eager, as Keras'
+    shapes: the model step is recorded once per shape as an ATen graph,
+    and one graph serves every step of a batch shape and cache stage
+    (`torch_steps`; CUDA graphs on a GPU). Each batch shape and stage costs
+    a compilation (seconds), so the default ("auto") stays eager, as Keras'
     ``jit_compile="auto"`` does on torch; worth it for long inputs or a
     server (measurements: ``benchmarks/decode_speed.py --torch-compile``).
 
@@ -127,12 +126,14 @@ def generate(model, encoder_token_ids, max_length, request=None, inputs=None):
 
 
 def _weights_cast_once(model):
-    """In a TensorFlow graph, the weights that a mixed-precision model reads
-    cast (a float32 kernel of a ``mixed_bfloat16`` layer) are cast once per
-    search instead of at every step (`variables_read_as_cast`): a graph
-    without XLA repeats every op of the loop's body, casts included. XLA
-    and JAX move such loop-invariant casts out of the loop themselves."""
-    if keras.config.backend() != "tensorflow":
+    """Under TensorFlow and torch, the weights that a mixed-precision model
+    reads cast (a float32 kernel of a ``mixed_bfloat16`` layer) are cast
+    once per search instead of at every step (`variables_read_as_cast`): a
+    TensorFlow graph without XLA repeats every op of the loop's body, casts
+    included, and so do torch's eager loop and its compiled one (one call of
+    the compiled step per token). XLA and JAX move such loop-invariant casts
+    out of the loop themselves."""
+    if keras.config.backend() not in ("tensorflow", "torch"):
         return contextlib.nullcontext()
     return variables_read_as_cast([member for member, _ in members(model)])
 
@@ -329,8 +330,8 @@ class Generator:
             compiled search for all its models).
         jit_compile: bool or "auto". TensorFlow: compile the
             ``tf.function`` with XLA. torch: compile the search loop's body
-            with ``torch.compile`` and a fixed-size cache (``cache_growth``
-            is then ignored; see the module docstring). "auto" (the
+            with ``torch.compile``, static shapes per cache stage (see
+            the module docstring). "auto" (the
             default) does neither: one TensorFlow trace then serves every
             shape, while XLA compiles per shape, and torch needs no
             compilation time.
@@ -354,9 +355,6 @@ class Generator:
         self.jit_compile = False if jit_compile == "auto" else jit_compile
         self.use_cache = use_cache
         self.cache_growth = check_int("cache_growth", cache_growth, allow_none=True)
-        if self.backend == "torch" and self.jit_compile:
-            # One cache shape for every step: one compiled step (`torch_steps`).
-            self.cache_growth = None
         # Incremented each time a function is traced (never on torch), so
         # that tests can check that new batches do not retrace.
         self.trace_count = 0

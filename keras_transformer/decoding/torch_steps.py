@@ -1,14 +1,20 @@
-"""The compiled PyTorch decode: one graph per batch shape, for every step.
+"""The compiled PyTorch decode: one graph per batch shape and cache stage.
 
 `keras.ops.while_loop` is a Python loop on torch, and a search's exit
 depends on the data, so the loop stays in Python and its body (one model
 step and the search's bookkeeping) is what compiles. Three things keep that
-to one compilation per batch shape, in seconds rather than minutes:
+to one compilation per batch shape and cache stage, in seconds rather than
+minutes:
 
-- A fixed-size key/value cache: `Generator` allocates it to the output
-  buffer's length (no growing stages), so every step has the same shapes;
-  the step index is a tensor, never a Python int, so no step recompiles.
-  Compilation is static (``dynamic=False``): no symbolic shapes to solve.
+- Static shapes within a stage: the key/value cache grows in a few stages
+  (`search_loop.cache_lengths`: 16 positions, 32, ..., the output
+  buffer's length), each a fixed size for all of its steps; the step index
+  is a tensor, never a Python int, so no step recompiles. Compilation is
+  static (``dynamic=False``): no symbolic shapes to solve. The stages cost
+  a compilation each, and save a step the copies of a buffer sized for the
+  longest allowed output (beam search reorders the whole cache at every
+  step; `Generator` with ``cache_growth=None`` keeps one stage: fewer
+  compilations, slower steps; measurements in `benchmarks/README.md`).
 - The model step is recorded once per shape as a graph of ATen operations
   (`private_apis.trace_aten_graph`, one eager step), and the loop body
   calls that graph. ``torch.compile``'s bytecode analysis of the body then

@@ -73,6 +73,37 @@ def _own_variables(layer):
     return list(layer._trainable_variables) + list(layer._non_trainable_variables)
 
 
+# torch: the tensors that `variables_read_as_cast` writes each variable's
+# cast value into, kept per variable (a weight's torch tensor) for as long
+# as it lives.
+_TORCH_CAST_READS = None
+
+
+def _torch_cast_read(variable, dtype):
+    """``variable`` cast to ``dtype`` under torch, written into the tensor
+    kept for that variable and dtype (created on the first call). A graph
+    that recorded the kept tensor by reference (`trace_aten_graph`: tensors
+    that are not arguments are constants read by reference) reads the
+    current weights at each call, as it does a weight's own tensor."""
+    global _TORCH_CAST_READS
+    import torch
+    import torch.utils.weak
+
+    if _TORCH_CAST_READS is None:
+        # Keyed by identity: a torch tensor's `==` is elementwise, which
+        # `weakref.WeakKeyDictionary` would call.
+        _TORCH_CAST_READS = torch.utils.weak.WeakIdKeyDictionary()
+    value = variable.value
+    kept = _TORCH_CAST_READS.setdefault(value, {})
+    with torch.no_grad():  # A decode's weights, never differentiated.
+        cast = keras.ops.cast(value, dtype)
+        if dtype in kept and kept[dtype].shape == cast.shape:
+            kept[dtype].copy_(cast)
+        else:
+            kept[dtype] = cast
+    return kept[dtype]
+
+
 @contextlib.contextmanager
 def variables_read_as_cast(models):
     """Within the block, each variable of ``models`` that its layer reads
@@ -96,7 +127,14 @@ def variables_read_as_cast(models):
     value through its autocast, which leaves a value of the scope's dtype
     as it is). Nothing is assigned inside a decode; an assignment inside
     the block would go to the scope, not to the variable.
+
+    Under torch each cast value is written into a tensor kept per variable
+    (`_torch_cast_read`): the compiled decode records a model step once per
+    shape with the tensors it reads as constants, so the tensors it read
+    must stay the ones that later blocks fill.
     """
+    cast_read = (_torch_cast_read if keras.config.backend() == "torch"
+                 else lambda variable, dtype: keras.ops.cast(variable.value, dtype))
     casts = {}
     layers = [layer for model in models for layer in flatten_layers(model)]
     for layer in layers:
@@ -112,7 +150,7 @@ def variables_read_as_cast(models):
         # `cast_reads`: variables read without autocast that the layer casts
         # itself (the tied embeddings of the output projection).
         for variable, dtype in reads:
-            casts[id(variable)] = keras.ops.cast(variable.value, dtype)
+            casts[id(variable)] = cast_read(variable, dtype)
     if not casts:
         yield
         return

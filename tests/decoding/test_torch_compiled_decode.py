@@ -141,3 +141,49 @@ def test_compiled_seeded_sampling_ensemble(translators):
     assert len({text for row in got[0] for text in row}) > 1
     assert torch_compile_counts()["graph_breaks"] == 0
     assert torch_compile_counts()["graphs"] == graphs + 1
+
+
+def test_compiled_stages_and_weights_read_once_follow_the_weights():
+    # A mixed_bfloat16 model (each step reads its float32 weights cast to
+    # bfloat16, cast once per search into tensors that the recorded step
+    # reads by reference) through three cache stages (4, 8 and 16
+    # positions, one compiled graph each): eager's outputs, and after new
+    # weights are assigned, the new weights' outputs (a recorded step that
+    # kept the first search's cast weights would repeat the old outputs).
+    from keras_transformer.decoding import DecodeOptions, Generator, SearchInputs
+    from keras_transformer.utils.private_apis import reset_torch_compiler, torch_compile_counts
+
+    reset_torch_compiler()
+    keras.utils.set_random_seed(5)
+    model, other = (
+        Transformer(vocabulary_size=32, num_layers=1, d_model=16, num_heads=2, d_ff=32,
+                    dropout_rate=0.0, dtype="mixed_bfloat16")
+        for _ in range(2)
+    )  # fmt: skip
+    raw = np.array([[5, 6, 7, 8], [9, 10, 0, 0]], dtype="int32")
+    options = DecodeOptions(beam_size=3, num_return=2, alpha=0.6, max_extra_length=16)
+    inputs = SearchInputs(max_lengths=np.array([16, 16], dtype="int32"))
+    eager = Generator(model, jit_compile=False, cache_growth=4)
+    compiled = Generator(model, jit_compile=True, cache_growth=4)
+
+    def decode(generator):
+        ids, scores = generator.decode(raw, options, 16, inputs)
+        return keras.ops.convert_to_numpy(ids), keras.ops.convert_to_numpy(scores)
+
+    def same(got, expected):
+        # The same tokens; the scores within bfloat16's rounding (the
+        # compiled step's fused kernels round fewer intermediates).
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_allclose(got[1], expected[1], rtol=2e-3)
+
+    first = decode(eager)
+    same(decode(compiled), first)
+    # Random weights rarely end a hypothesis: the search ran every stage.
+    assert (first[0] != 0).sum(axis=-1).max() > 8
+    assert torch_compile_counts() == {"graph_breaks": 0, "graphs": 3, "frames": 3}
+
+    model.set_weights(other.get_weights())
+    second = decode(eager)
+    assert not np.array_equal(second[0], first[0])
+    same(decode(compiled), second)
+    assert torch_compile_counts()["graphs"] == 3
