@@ -47,7 +47,17 @@ alignments computed from them do too.
 
 import keras
 
-from keras_transformer.utils.private_apis import copy_if_view, trace_aten_graph
+from keras_transformer.utils.private_apis import (
+    copy_if_view,
+    torch_recompile_limit,
+    trace_aten_graph,
+)
+
+# Compilations kept per search kind (its loop body), one per batch shape,
+# source bucket and cache stage: a server's batch sizes and sentence
+# lengths reach torch.compile's default of 8 within a few requests, after
+# which the body would run uncompiled (several times slower a step).
+RECOMPILE_LIMIT = 64
 
 
 class TorchStepCompiler:
@@ -115,7 +125,8 @@ class TorchStepCompiler:
                 )
                 mode = "reduce-overhead" if on_gpu else None
                 compiled["body"] = torch.compile(body, dynamic=False, mode=mode)
-            return compiled["body"](state)
+            with torch_recompile_limit(RECOMPILE_LIMIT):
+                return compiled["body"](state)
 
         return run
 

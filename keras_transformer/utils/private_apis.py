@@ -4,6 +4,9 @@ Each is here because no public API serves, and says why; the rest of the
 package calls these functions and classes instead of reaching into another
 library's internals, so that an upgrade of Keras, keras-hub or TF Text has
 one module to check.
+
+Longer than the package's usual module because every private use lives
+here, whatever its concern: that one place is the point of the module.
 """
 
 import contextlib
@@ -301,6 +304,22 @@ def trace_aten_graph(function, *tensors, allow_data_dependent=False):
     graph_module.graph.eliminate_dead_code()
     graph_module.recompile()
     return graph_module
+
+
+def torch_recompile_limit(limit):
+    """A context within which ``torch.compile`` keeps up to ``limit``
+    compilations of one function (its guard failures: new shapes) before it
+    falls back to running the function uncompiled.
+
+    ``torch._dynamo.config`` is private by name and has no public setter;
+    its default, 8, is fewer than the compiled decode's shapes (batch
+    shapes, source buckets and cache stages). The setting is
+    ``recompile_limit``, ``cache_size_limit`` before torch 2.6.
+    """
+    import torch._dynamo.config as config
+
+    name = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"
+    return config.patch(**{name: max(limit, getattr(config, name))})
 
 
 def copy_if_view(tensor):

@@ -187,3 +187,24 @@ def test_compiled_stages_and_weights_read_once_follow_the_weights():
     assert not np.array_equal(second[0], first[0])
     same(decode(compiled), second)
     assert torch_compile_counts()["graphs"] == 3
+
+
+def test_compiled_body_keeps_compiling_past_torch_default_limit():
+    # `compile_body` compiles a search's loop body once per shape, and a
+    # server meets more shapes than torch.compile's default of 8 (batch
+    # sizes x source buckets x cache stages); past its limit torch would run
+    # the body uncompiled. 11 shapes: 11 compilations, none uncompiled.
+    import torch
+
+    from keras_transformer.decoding.torch_steps import TorchStepCompiler
+    from keras_transformer.utils.private_apis import reset_torch_compiler, torch_compile_counts
+
+    reset_torch_compiler()
+
+    def body(state):
+        return {"x": state["x"] * 2 + 1}
+
+    run = TorchStepCompiler.compile_body(body)
+    for n in range(1, 12):
+        assert torch.equal(run({"x": torch.ones(n)})["x"], torch.full((n,), 3.0))
+    assert torch_compile_counts()["frames"] == 11
