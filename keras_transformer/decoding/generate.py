@@ -64,6 +64,7 @@ from keras_transformer.decoding.search import (
     beam_search,
     cache_lengths,
     greedy_search,
+    records_steps,
     tile_cache,
     traced_step,
 )
@@ -132,10 +133,15 @@ def _weights_cast_once(model):
     TensorFlow graph without XLA repeats every op of the loop's body, casts
     included, and so do torch's eager loop and its compiled one (one call of
     the compiled step per token). XLA and JAX move such loop-invariant casts
-    out of the loop themselves."""
+    out of the loop themselves. A compiled torch step, recorded once with
+    the tensors it reads (`records_steps`), reads the cast weights from
+    tensors kept per variable and refilled by each search; other searches'
+    casts last for the search only."""
     if keras.config.backend() not in ("tensorflow", "torch"):
         return contextlib.nullcontext()
-    return variables_read_as_cast([member for member, _ in members(model)])
+    return variables_read_as_cast(
+        [member for member, _ in members(model)], keep=records_steps()
+    )
 
 
 def _generate(model, encoder_token_ids, max_length, request, inputs):

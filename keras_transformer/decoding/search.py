@@ -74,6 +74,7 @@ from keras_transformer.decoding.search_loop import (
     fixed_shape_loops,
     gather_cache,
     length_penalty,
+    records_steps,
     tile_cache,
     traced_step,
 )
@@ -92,6 +93,7 @@ __all__ = [
     "gather_cache",
     "greedy_search",
     "length_penalty",
+    "records_steps",
     "tile_cache",
     "traced_step",
 ]

@@ -128,6 +128,13 @@ def fixed_shape_loops():
         _fixed_shapes.reset(token)
 
 
+def records_steps():
+    """Whether the current `compiled_loop_bodies` context records model
+    steps (`traced_step`): a recorded step reads the tensors it saw, other
+    than its arguments, by reference at every later call."""
+    return _step_tracer.get() is not None
+
+
 def traced_step(tokens_to_logits):
     """``tokens_to_logits`` as the current `compiled_loop_bodies` context
     records it (unchanged outside one, or without a ``trace_step``)."""

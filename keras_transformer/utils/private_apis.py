@@ -108,7 +108,7 @@ def _torch_cast_read(variable, dtype):
 
 
 @contextlib.contextmanager
-def variables_read_as_cast(models):
+def variables_read_as_cast(models, keep=False):
     """Within the block, each variable of ``models`` that its layer reads
     cast to another dtype (a float32 kernel of a ``mixed_bfloat16`` layer)
     reads as one tensor cast once, on entry, to that dtype.
@@ -131,13 +131,17 @@ def variables_read_as_cast(models):
     as it is). Nothing is assigned inside a decode; an assignment inside
     the block would go to the scope, not to the variable.
 
-    Under torch each cast value is written into a tensor kept per variable
-    (`_torch_cast_read`): the compiled decode records a model step once per
-    shape with the tensors it reads as constants, so the tensors it read
-    must stay the ones that later blocks fill.
+    With ``keep`` (torch only) each cast value is written into a tensor
+    kept per variable for the variable's lifetime (`_torch_cast_read`): the
+    compiled decode records a model step once per shape with the tensors it
+    reads as constants, so the tensors it read must stay the ones that later
+    blocks fill. Without it the cast values last for the block.
     """
-    cast_read = (_torch_cast_read if keras.config.backend() == "torch"
-                 else lambda variable, dtype: keras.ops.cast(variable.value, dtype))
+    if keep and keras.config.backend() == "torch":
+        cast_read = _torch_cast_read
+    else:
+        def cast_read(variable, dtype):
+            return keras.ops.cast(variable.value, dtype)
     casts = {}
     layers = [layer for model in models for layer in flatten_layers(model)]
     for layer in layers:
