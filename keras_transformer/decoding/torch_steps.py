@@ -125,7 +125,8 @@ class TorchStepCompiler:
                 )
                 mode = "reduce-overhead" if on_gpu else None
                 compiled["body"] = torch.compile(body, dynamic=False, mode=mode)
-            with torch_recompile_limit(RECOMPILE_LIMIT):
+                compiled["limit"] = torch_recompile_limit(RECOMPILE_LIMIT)
+            with compiled["limit"]:
                 return compiled["body"](state)
 
         return run

@@ -99,11 +99,11 @@ def _torch_cast_read(variable, dtype):
     value = variable.value
     kept = _TORCH_CAST_READS.setdefault(value, {})
     with torch.no_grad():  # A decode's weights, never differentiated.
-        cast = keras.ops.cast(value, dtype)
-        if dtype in kept and kept[dtype].shape == cast.shape:
-            kept[dtype].copy_(cast)
+        if dtype in kept and kept[dtype].shape == value.shape:
+            # `copy_` converts as the cast does, without a new tensor.
+            kept[dtype].copy_(value)
         else:
-            kept[dtype] = cast
+            kept[dtype] = keras.ops.cast(value, dtype)
     return kept[dtype]
 
 
@@ -313,7 +313,8 @@ def trace_aten_graph(function, *tensors, allow_data_dependent=False):
 def torch_recompile_limit(limit):
     """A context within which ``torch.compile`` keeps up to ``limit``
     compilations of one function (its guard failures: new shapes) before it
-    falls back to running the function uncompiled.
+    falls back to running the function uncompiled. The context can be
+    entered again and again (one per compiled call).
 
     ``torch._dynamo.config`` is private by name and has no public setter;
     its default, 8, is fewer than the compiled decode's shapes (batch
