@@ -1,11 +1,20 @@
 """Batched beam search over a ``tokens_to_logits`` function, with the GNMT
 length penalty, early stopping and optional lexical constraints
 (`constraints`); the conventions are `search`'s. The candidates of a step
-come from `blocked_top_k`, an exact top-k in two small stages.
+come from `blocked_top_k`, an exact top-k in two small stages; `beam_rows`
+writes the outputs of sentences that leave the batch.
 """
 
 from keras import ops
 
+from keras_transformer.decoding.beam_rows import (
+    SENTENCE_ROWS,
+    drop_finished_rows,
+    empty_outputs,
+    halve_rows,
+    reorder_hypotheses,
+    write_outputs,
+)
 from keras_transformer.decoding.constraints import (
     constrained_candidates,
     constraint_phrases,
@@ -19,6 +28,8 @@ from keras_transformer.decoding.search_loop import (
     NEG_INF,
     CacheFunctions,
     drops_finished_rows,
+    halved_size,
+    halves_finished_rows,
     length_penalty,
     staged_while_loop,
 )
@@ -167,80 +178,6 @@ def _merge_finished(state, top_log_probs, top_sequences, ends, penalty, k):
     }
 
 
-def _empty_outputs(batch, num_return, max_length):
-    """The returned hypotheses of every sentence, written as each sentence
-    leaves the batch (`_drop_finished_rows`)."""
-    return {
-        "output_sequences": ops.full((batch, num_return, max_length + 1), PAD_ID, "int32"),
-        "output_scores": ops.full((batch, num_return), float("-inf"), "float32"),
-    }
-
-
-def _write_outputs(state, slots, num_return):
-    """``state`` with the returned hypotheses of its batch rows ``slots``
-    written to their sentences' rows of the outputs."""
-    targets = ops.take(state["rows"], slots, axis=0)[:, None]
-    finished = ops.take(state["finished"][:, :num_return], slots, axis=0)
-    scores = ops.where(
-        finished, ops.take(state["finished_scores"][:, :num_return], slots, axis=0),
-        float("-inf"),
-    )
-    sequences = ops.take(state["finished_sequences"][:, :num_return], slots, axis=0)
-    return dict(
-        state,
-        output_sequences=ops.scatter_update(state["output_sequences"], targets, sequences),
-        output_scores=ops.scatter_update(state["output_scores"], targets, scores),
-    )
-
-
-# The state's entries with one row per sentence of the batch; the
-# hypotheses' leaves of the cache follow `CacheFunctions.reorder`.
-_SENTENCE_ROWS = (
-    "live_sequences", "live_log_probs", "finished_sequences", "finished_scores",
-    "finished", "row_max", "max_penalty", "prefix_ids", "prefix_lengths", "rows",
-)
-
-
-def _reorder_hypotheses(cache_functions, cache, parent_beams, sentences, k):
-    """The cache's hypothesis rows of the batch rows ``sentences``, each
-    sentence's ``k`` in the order of their parents ``parent_beams``
-    (``(len(sentences), k)``): beam search's reordering after a step."""
-    flat = ops.reshape(parent_beams + sentences[:, None] * k, (-1,))
-    return cache_functions.reorder(cache, flat)
-
-
-def _drop_finished_rows(state, cache, parent_beams, done, k, num_return, cache_functions):
-    """The next step's state without the sentences that are ``done``.
-
-    Their returned hypotheses are written out (`_write_outputs`); the other
-    rows, every per-sentence entry and the cache are gathered, the cache's
-    hypothesis leaves in the same gather as beam search's reordering, so
-    that a step where no sentence ended costs what it costs without this.
-    A finished sentence's hypotheses cannot change any more (`done_rows`'s
-    bound), so the outputs are those of decoding every row to the end.
-    """
-    def keep_all():
-        sentences = ops.arange(ops.shape(done)[0], dtype="int32")
-        return dict(
-            state, cache=_reorder_hypotheses(cache_functions, cache, parent_beams, sentences, k)
-        )
-
-    def drop():
-        (ended,) = ops.nonzero(done)
-        (kept,) = ops.nonzero(ops.logical_not(done))
-        new_state = _write_outputs(state, ended, num_return)
-        for name in _SENTENCE_ROWS:
-            if name in new_state:
-                new_state[name] = ops.take(new_state[name], kept, axis=0)
-        new_state["cache"] = _reorder_hypotheses(
-            cache_functions, cache_functions.select(cache, kept),
-            ops.take(parent_beams, kept, axis=0), kept, k,
-        )
-        return new_state
-
-    return ops.cond(ops.any(done), drop, keep_all)
-
-
 def beam_search(
     tokens_to_logits,
     initial_cache,
@@ -341,14 +278,21 @@ def beam_search(
     compact = phrases is None and drops_finished_rows(
         batch, request.python_loop, cache_functions
     )
-    if compact:
+    halve = (
+        phrases is None
+        and not compact
+        and halves_finished_rows(batch, request.python_loop, cache_functions)
+    )
+    # Whether the per-sentence values and the outputs are in the state.
+    carried = compact or halve
+    if carried:
         state = dict(
             state, **rows, rows=ops.arange(batch, dtype="int32"),
-            **_empty_outputs(batch, num_return, max_length),
+            **empty_outputs(batch, num_return, max_length),
         )
 
     def per_sentence(state):
-        return {name: state[name] for name in rows} if compact else rows
+        return {name: state[name] for name in rows} if carried else rows
 
     def done_rows(state):
         current = per_sentence(state)
@@ -375,14 +319,22 @@ def beam_search(
             return ops.logical_and(
                 state["index"] < max_length, ops.shape(state["rows"])[0] > 0
             )
-        return ops.logical_and(
-            state["index"] < max_length, ops.logical_not(ops.all(done_rows(state)))
+        done = done_rows(state)
+        running = ops.logical_and(
+            state["index"] < max_length, ops.logical_not(ops.all(done))
         )
+        n = ops.shape(done)[0]
+        if halve and halved_size(n, n // 2) < n:
+            # Stop (for `halve_rows`) once half the batch holds the
+            # searching sentences.
+            searching = ops.sum(ops.cast(ops.logical_not(done), "int32"))
+            running = ops.logical_and(running, searching > n // 2)
+        return running
 
     def body(state):
         index = state["index"]
         current = per_sentence(state)
-        n = ops.shape(state["live_log_probs"])[0] if compact else batch
+        n = ops.shape(state["live_log_probs"])[0] if carried else batch
         live_sequences = state["live_sequences"]
         last = ops.reshape(ops.take(live_sequences, index, axis=2), (-1, 1))
         logits, cache = tokens_to_logits(last, state["cache"], index)
@@ -427,24 +379,31 @@ def beam_search(
             length_penalty(index + 1, alpha), k,
         )
         new_state = {"index": index + 1, **live, **finished, **constraint_state}
-        if compact:
+        if carried:
             new_state.update(
                 {name: state[name] for name in state if name not in new_state}
             )
-            return _drop_finished_rows(
+        if compact:
+            return drop_finished_rows(
                 new_state, cache, parent_beams, done_rows(new_state), k, num_return,
                 cache_functions,
             )
-        sentences = ops.arange(batch, dtype="int32")
+        sentences = ops.arange(n, dtype="int32")
         return dict(
             new_state,
-            cache=_reorder_hypotheses(cache_functions, cache, parent_beams, sentences, k),
+            cache=reorder_hypotheses(cache_functions, cache, parent_beams, sentences, k),
         )
 
-    state = staged_while_loop(cond, body, state, request.python_loop, cache_functions)
-    if compact:
+    def resume(state):
+        return halve_rows(state, done_rows(state), k, num_return, cache_functions)
+
+    state = staged_while_loop(
+        cond, body, state, request.python_loop, cache_functions,
+        resume=resume if halve else None,
+    )
+    if carried:
         # Sentences still in the batch when the buffer ran out.
-        state = _write_outputs(state, ops.arange(ops.shape(state["rows"])[0]), num_return)
+        state = write_outputs(state, ops.arange(ops.shape(state["rows"])[0]), num_return)
         return state["output_sequences"][:, :, 1:], state["output_scores"]
     finished = state["finished"][:, :num_return]
     scores = ops.where(

@@ -168,11 +168,12 @@ def drops_finished_rows(batch, python_loop, cache_functions):
     `benchmarks/serving_speed.py`). CTranslate2 removes finished
     sentences; so do the searches here where shapes may change from step
     to step: a TensorFlow graph whose batch dimension is dynamic (the
-    SavedModel, the TensorFlow `Generator` without XLA). Compiled loops
-    with fixed shapes (JAX, XLA, compiled torch) keep every row, and so
-    does a Python loop (torch's eager loop, where each new batch shape
-    would cost kernel selection). The cache must say how its per-sentence
-    leaves are selected (``cache_functions.select``).
+    SavedModel, the TensorFlow `Generator` without XLA). Compiled torch
+    halves its batch instead (`halves_finished_rows`); JAX and XLA, one
+    compiled program of fixed shapes for the whole search, keep every row,
+    and so does torch's eager loop (where each new batch shape would cost
+    kernel selection). The cache must say how its per-sentence leaves are
+    selected (``cache_functions.select``).
     """
     return (
         cache_functions.select is not None
@@ -181,6 +182,48 @@ def drops_finished_rows(batch, python_loop, cache_functions):
         and _loop_body_compiler.get() is None
         and not _fixed_shapes.get()
     )
+
+
+# The fewest sentences a compiled beam search halves its batch to (see
+# `halves_finished_rows`): below this the rows' matrix products cost little
+# beside a step's fixed work, and each smaller batch is one more compiled
+# shape per cache stage.
+FEWEST_HALVED_SENTENCES = 4
+
+
+def halves_finished_rows(batch, python_loop, cache_functions):
+    """Whether a search halves its batch as its sentences finish.
+
+    Where each step is a compiled body of fixed shapes called from a
+    Python loop (compiled torch, `compiled_loop_bodies`), the batch cannot
+    shrink at every step without a compilation per size, but it can at a
+    few: the loop stops when at most half of its sentences are still
+    searching, and the next loop runs on a batch of half the size (the
+    searching sentences, padded with finished ones), down to
+    `FEWEST_HALVED_SENTENCES`. Every size is a compiled shape reused by
+    later batches: at most ``log2(batch / 4) + 1`` per cache stage. A
+    request of 32 Multi30k sentences in file order decodes about 0.63 of
+    the rows of a fixed batch this way, against 0.55 for dropping each
+    sentence as it ends (`drops_finished_rows`).
+    """
+    return (
+        cache_functions.select is not None
+        and not python_loop
+        and _loop_body_compiler.get() is not None
+        and isinstance(batch, int)
+        and batch >= 2 * FEWEST_HALVED_SENTENCES
+    )
+
+
+def halved_size(rows, searching):
+    """The batch size a halving search (`halves_finished_rows`) continues
+    with when ``searching`` of its ``rows`` sentences still search:
+    ``rows`` halved while the half holds them all and at least
+    `FEWEST_HALVED_SENTENCES`."""
+    size = rows
+    while size // 2 >= FEWEST_HALVED_SENTENCES and searching <= size // 2:
+        size //= 2
+    return size
 
 
 def cache_lengths(max_length, first=16):
@@ -213,7 +256,7 @@ def cache_lengths(max_length, first=16):
     return lengths + [max_length]
 
 
-def staged_while_loop(cond, body, state, python_loop, cache_functions):
+def staged_while_loop(cond, body, state, python_loop, cache_functions, resume=None):
     """`while_loop` through growing cache lengths (see `cache_lengths`).
 
     ``state["cache"]`` starts sized for ``cache_functions.stages[0]``; each
@@ -222,10 +265,25 @@ def staged_while_loop(cond, body, state, python_loop, cache_functions):
     for the next stage. Without ``grow`` one loop runs on the initial cache.
     Where ``max_length`` is a tensor (a TensorFlow graph, outside
     `fixed_shape_loops`) the stages run as one loop (`_growing_while_loop`).
+
+    ``resume`` (optional, for Python-level loops): ``state -> state or
+    None``, called whenever a loop stops; a state it returns (a halved
+    batch, `halves_finished_rows`) continues the same stage, None goes on
+    to the next.
     """
     grow_cache, lengths = cache_functions.grow, cache_functions.stages
+
+    def run(cond, state):
+        state = while_loop(cond, body, state, python_loop)
+        while resume is not None:
+            resumed = resume(state)
+            if resumed is None:
+                break
+            state = while_loop(cond, body, resumed, python_loop)
+        return state
+
     if grow_cache is None:
-        return while_loop(cond, body, state, python_loop)
+        return run(cond, state)
     if not lengths:
         raise ValueError(
             "CacheFunctions.grow needs stages, the cache lengths from the "
@@ -245,7 +303,7 @@ def staged_while_loop(cond, body, state, python_loop, cache_functions):
         def stage_cond(state, length=length):
             return ops.logical_and(cond(state), state["index"] < length)
 
-        state = while_loop(stage_cond, body, state, python_loop)
+        state = run(stage_cond, state)
     return state
 
 

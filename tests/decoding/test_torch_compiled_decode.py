@@ -189,6 +189,43 @@ def test_compiled_stages_and_weights_read_once_follow_the_weights():
     assert torch_compile_counts()["graphs"] == 3
 
 
+def test_compiled_beam_search_halves_its_batch_as_sentences_finish():
+    # 16 sentences, 11 of which may not pass 3 tokens and one not 6
+    # (per-row maximum lengths; the random model rarely ends a hypothesis
+    # by itself): after the third step 5 still search and the compiled
+    # search continues on 8 rows (the 5 and 3 finished ones as padding),
+    # after the sixth on 4. Outputs equal eager's (which keeps all 16 rows
+    # to the end), the n-best of the dropped sentences included. Four
+    # compiled shapes (sentences, cache positions): (16, 4), (8, 8), (4, 8)
+    # and (4, 16); the one step at (8, 4) is a loop's first, which runs
+    # eagerly (it records the model step of the new shape).
+    from keras_transformer.decoding import DecodeOptions, Generator, SearchInputs
+    from keras_transformer.utils.private_apis import reset_torch_compiler, torch_compile_counts
+
+    reset_torch_compiler()
+    keras.utils.set_random_seed(3)
+    model = Transformer(vocabulary_size=32, num_layers=1, d_model=16, num_heads=2, d_ff=32,
+                        dropout_rate=0.0)  # fmt: skip
+    raw = np.random.default_rng(0).integers(4, 32, size=(16, 5)).astype("int32")
+    caps = np.array([3] * 11 + [6] + [16] * 4, dtype="int32")
+    caps = caps[np.random.default_rng(1).permutation(16)]
+    options = DecodeOptions(beam_size=3, num_return=2, alpha=0.6, max_extra_length=16)
+    inputs = SearchInputs(max_lengths=caps)
+
+    def decode(generator):
+        ids, scores = generator.decode(raw, options, 16, inputs)
+        return keras.ops.convert_to_numpy(ids), keras.ops.convert_to_numpy(scores)
+
+    expected = decode(Generator(model, jit_compile=False, cache_growth=4))
+    got = decode(Generator(model, jit_compile=True, cache_growth=4))
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_allclose(got[1], expected[1], rtol=1e-4, atol=1e-5)
+    lengths = (expected[0] != 0).sum(axis=-1)
+    np.testing.assert_array_equal(lengths.max(axis=1), caps)
+    assert np.isfinite(expected[1]).all()
+    assert torch_compile_counts() == {"graph_breaks": 0, "graphs": 4, "frames": 4}
+
+
 def test_compiled_body_keeps_compiling_past_torch_default_limit():
     # `compile_body` compiles a search's loop body once per shape, and a
     # server meets more shapes than torch.compile's default of 8 (batch
