@@ -37,7 +37,7 @@ DOCUMENTS = (
 RESULT_PREFIXES = (
     "cpu_parallelism_", "ctranslate2_decode_", "data_scale_", "decode_", "default_task_",
     "saved_model_profile_", "serving_speed_", "onnx_decode_",
-    "export_time_",
+    "export_time_", "finished_rows_",
     "gpu_product_", "input_wait_", "loss_buffers_", "loss_formulations_",
     "multi30k_", "wmt14_",
     "padding_", "relative_positions_", "startup_", "test_suite_time_", "token_check_cost_", "train_op_launches_",
