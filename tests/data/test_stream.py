@@ -373,7 +373,9 @@ def _process_settings(i, distributed, addresses):
 @pytest.mark.parametrize(
     "distributed",
     [
-        False,
+        # Given their shards directly, the processes read NumPy arrays only
+        # (the stream and the shards), whatever the backend: once per suite.
+        pytest.param(False, marks=pytest.mark.backend_independent),
         pytest.param(
             True,
             marks=pytest.mark.skipif(
