@@ -93,7 +93,7 @@ def drop_finished_rows(state, cache, parent_beams, done, k, num_return, cache_fu
 def halve_rows(state, done, k, num_return, cache_functions):
     """The state on a smaller batch (`halves_finished_rows`), or None.
 
-    Host-side, between two compiled loops: with ``done`` (bool ``(batch,)``)
+    Host-side, between two loops: with ``done`` (bool ``(batch,)``)
     the sentences whose search is over, the batch is cut to
     `halved_size`: every searching sentence, then finished ones as padding
     (their outputs cannot change any more, and they keep the loop's exit

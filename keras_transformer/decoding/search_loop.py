@@ -13,6 +13,7 @@ import collections
 import contextlib
 import contextvars
 
+import keras
 from keras import ops, tree
 
 # Log-probability of forbidden tokens and empty hypothesis slots. Finite, so
@@ -168,11 +169,11 @@ def drops_finished_rows(batch, python_loop, cache_functions):
     `benchmarks/serving_speed.py`). CTranslate2 removes finished
     sentences; so do the searches here where shapes may change from step
     to step: a TensorFlow graph whose batch dimension is dynamic (the
-    SavedModel, the TensorFlow `Generator` without XLA). Compiled torch
-    halves its batch instead (`halves_finished_rows`); JAX and XLA, one
-    compiled program of fixed shapes for the whole search, keep every row,
-    and so does torch's eager loop (where each new batch shape would cost
-    kernel selection). The cache must say how its per-sentence leaves are
+    SavedModel, the TensorFlow `Generator` without XLA). Torch's loop,
+    eager or compiled, halves its batch instead (`halves_finished_rows`:
+    each new batch shape costs a compilation or a kernel selection); JAX
+    and XLA, one compiled program of fixed shapes for the whole search,
+    keep every row. The cache must say how its per-sentence leaves are
     selected (``cache_functions.select``).
     """
     return (
@@ -194,10 +195,12 @@ FEWEST_HALVED_SENTENCES = 4
 def halves_finished_rows(batch, python_loop, cache_functions):
     """Whether a search halves its batch as its sentences finish.
 
-    Where each step is a compiled body of fixed shapes called from a
-    Python loop (compiled torch, `compiled_loop_bodies`), the batch cannot
-    shrink at every step without a compilation per size, but it can at a
-    few: the loop stops when at most half of its sentences are still
+    Where the search's loop runs in Python (the torch backend, whose
+    `keras.ops.while_loop` is a Python loop, eager or calling a compiled
+    body, `compiled_loop_bodies`), the batch cannot shrink at every step
+    without a compilation (compiled) or a kernel selection (eager) per
+    size, but it can at a few: the loop stops when at most half of its
+    sentences are still
     searching, and the next loop runs on a batch of half the size (the
     searching sentences, padded with finished ones), down to
     `FEWEST_HALVED_SENTENCES`. Every size is a compiled shape reused by
@@ -210,7 +213,7 @@ def halves_finished_rows(batch, python_loop, cache_functions):
     return (
         cache_functions.select is not None
         and not python_loop
-        and _loop_body_compiler.get() is not None
+        and keras.config.backend() == "torch"
         and isinstance(batch, int)
         and batch >= 2 * FEWEST_HALVED_SENTENCES
     )

@@ -189,17 +189,19 @@ def test_compiled_stages_and_weights_read_once_follow_the_weights():
     assert torch_compile_counts()["graphs"] == 3
 
 
-def test_compiled_beam_search_halves_its_batch_as_sentences_finish():
+def test_beam_search_halves_its_batch_as_sentences_finish(monkeypatch):
     # 16 sentences, 11 of which may not pass 3 tokens and one not 6
     # (per-row maximum lengths; the random model rarely ends a hypothesis
-    # by itself): after the third step 5 still search and the compiled
-    # search continues on 8 rows (the 5 and 3 finished ones as padding),
-    # after the sixth on 4. Outputs equal eager's (which keeps all 16 rows
-    # to the end), the n-best of the dropped sentences included. Four
-    # compiled shapes (sentences, cache positions): (16, 4), (8, 8), (4, 8)
-    # and (4, 16); the one step at (8, 4) is a loop's first, which runs
-    # eagerly (it records the model step of the new shape).
-    from keras_transformer.decoding import DecodeOptions, Generator, SearchInputs
+    # by itself): after the third step 5 still search and the search
+    # continues on 8 rows (the 5 and 3 finished ones as padding), after the
+    # sixth on 4. Eager and compiled outputs equal those of the search
+    # without halving (every row decoded to the end), the n-best of the
+    # dropped sentences included. Compiled: four shapes (sentences, cache
+    # positions), (16, 4), (8, 8), (4, 8) and (4, 16); the one step at
+    # (8, 4) is a loop's first, which runs eagerly (it records the model
+    # step of the new shape).
+    from keras_transformer.decoding import DecodeOptions, Generator, SearchInputs, beam_rows
+    from keras_transformer.decoding import search_loop
     from keras_transformer.utils.private_apis import reset_torch_compiler, torch_compile_counts
 
     reset_torch_compiler()
@@ -211,18 +213,35 @@ def test_compiled_beam_search_halves_its_batch_as_sentences_finish():
     caps = caps[np.random.default_rng(1).permutation(16)]
     options = DecodeOptions(beam_size=3, num_return=2, alpha=0.6, max_extra_length=16)
     inputs = SearchInputs(max_lengths=caps)
+    sizes = []
+    halve_rows = beam_rows.halve_rows
 
-    def decode(generator):
+    def recording_halve_rows(*args):
+        state = halve_rows(*args)
+        if state is not None:
+            sizes.append(keras.ops.shape(state["rows"])[0])
+        return state
+
+    monkeypatch.setattr("keras_transformer.decoding.beam.halve_rows", recording_halve_rows)
+
+    def decode(jit_compile):
+        generator = Generator(model, jit_compile=jit_compile, cache_growth=4)
         ids, scores = generator.decode(raw, options, 16, inputs)
         return keras.ops.convert_to_numpy(ids), keras.ops.convert_to_numpy(scores)
 
-    expected = decode(Generator(model, jit_compile=False, cache_growth=4))
-    got = decode(Generator(model, jit_compile=True, cache_growth=4))
-    np.testing.assert_array_equal(got[0], expected[0])
-    np.testing.assert_allclose(got[1], expected[1], rtol=1e-4, atol=1e-5)
+    with monkeypatch.context() as no_halving:
+        no_halving.setattr(search_loop, "FEWEST_HALVED_SENTENCES", 16)
+        expected = decode(False)
+    assert sizes == []
     lengths = (expected[0] != 0).sum(axis=-1)
     np.testing.assert_array_equal(lengths.max(axis=1), caps)
     assert np.isfinite(expected[1]).all()
+    for jit_compile in (False, True):
+        got = decode(jit_compile)
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_allclose(got[1], expected[1], rtol=1e-4, atol=1e-5)
+        assert sizes == [8, 4]
+        sizes.clear()
     assert torch_compile_counts() == {"graph_breaks": 0, "graphs": 4, "frames": 4}
 
 
