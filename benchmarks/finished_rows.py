@@ -23,8 +23,12 @@ Writes ``benchmarks/results/finished_rows_<tag>.{md,json}``.
 import argparse
 import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from _workers import recorded_command  # noqa: E402
 
 
 def sentence_steps(lengths, batch_size, halved_size):
@@ -74,9 +78,7 @@ def main():
     totals = sentence_steps(lengths, batch_size, halved_size)
     fixed = totals["fixed batch"]
     report = {
-        "command": "python benchmarks/finished_rows.py " + " ".join(
-            f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
-        ),
+        "command": recorded_command(__file__),
         "result": os.path.basename(args.result),
         "engine": args.engine,
         "sentences": len(lengths),

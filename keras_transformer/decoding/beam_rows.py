@@ -58,6 +58,21 @@ def reorder_hypotheses(cache_functions, cache, parent_beams, sentences, k):
     return cache_functions.reorder(cache, flat)
 
 
+def _keep_sentences(state, cache, parent_beams, kept, k, cache_functions):
+    """``state`` on its batch rows ``kept`` only: every per-sentence entry
+    gathered, and the cache with the per-sentence leaves of ``kept``
+    (``cache_functions.select``) and their sentences' hypothesis rows in
+    the order of ``parent_beams`` (``(len(kept), k)``)."""
+    state = dict(state)
+    for name in SENTENCE_ROWS:
+        if name in state:
+            state[name] = ops.take(state[name], kept, axis=0)
+    state["cache"] = reorder_hypotheses(
+        cache_functions, cache_functions.select(cache, kept), parent_beams, kept, k
+    )
+    return state
+
+
 def drop_finished_rows(state, cache, parent_beams, done, k, num_return, cache_functions):
     """The next step's state without the sentences that are ``done``.
 
@@ -77,15 +92,10 @@ def drop_finished_rows(state, cache, parent_beams, done, k, num_return, cache_fu
     def drop():
         (ended,) = ops.nonzero(done)
         (kept,) = ops.nonzero(ops.logical_not(done))
-        new_state = write_outputs(state, ended, num_return)
-        for name in SENTENCE_ROWS:
-            if name in new_state:
-                new_state[name] = ops.take(new_state[name], kept, axis=0)
-        new_state["cache"] = reorder_hypotheses(
-            cache_functions, cache_functions.select(cache, kept),
-            ops.take(parent_beams, kept, axis=0), kept, k,
+        return _keep_sentences(
+            write_outputs(state, ended, num_return), cache,
+            ops.take(parent_beams, kept, axis=0), kept, k, cache_functions,
         )
-        return new_state
 
     return ops.cond(ops.any(done), drop, keep_all)
 
@@ -108,14 +118,9 @@ def halve_rows(state, done, k, num_return, cache_functions):
         return None
     order = np.argsort(done, kind="stable")  # searching sentences first
     kept = ops.convert_to_tensor(np.sort(order[:size]).astype("int32"))
-    new_state = write_outputs(
-        state, ops.convert_to_tensor(order[size:].astype("int32")), num_return
-    )
-    for name in SENTENCE_ROWS:
-        if name in new_state:
-            new_state[name] = ops.take(new_state[name], kept, axis=0)
+    dropped = ops.convert_to_tensor(order[size:].astype("int32"))
     in_order = ops.zeros((size, k), "int32") + ops.arange(k, dtype="int32")[None, :]
-    new_state["cache"] = reorder_hypotheses(
-        cache_functions, cache_functions.select(state["cache"], kept), in_order, kept, k
+    return _keep_sentences(
+        write_outputs(state, dropped, num_return), state["cache"], in_order, kept, k,
+        cache_functions,
     )
-    return new_state

@@ -185,7 +185,7 @@ def drops_finished_rows(batch, python_loop, cache_functions):
     )
 
 
-# The fewest sentences a compiled beam search halves its batch to (see
+# The fewest sentences a torch beam search halves its batch to (see
 # `halves_finished_rows`): below this the rows' matrix products cost little
 # beside a step's fixed work, and each smaller batch is one more compiled
 # shape per cache stage.
@@ -200,9 +200,8 @@ def halves_finished_rows(batch, python_loop, cache_functions):
     body, `compiled_loop_bodies`), the batch cannot shrink at every step
     without a compilation (compiled) or a kernel selection (eager) per
     size, but it can at a few: the loop stops when at most half of its
-    sentences are still
-    searching, and the next loop runs on a batch of half the size (the
-    searching sentences, padded with finished ones), down to
+    sentences are still searching, and the next loop runs on a batch of
+    half the size (the searching sentences, padded with finished ones), down to
     `FEWEST_HALVED_SENTENCES`. Every size is a compiled shape reused by
     later batches: at most ``log2(batch / 4) + 1`` per cache stage. On
     requests of 32 Multi30k sentences in file order this decodes 0.62 of a
