@@ -97,10 +97,9 @@ def compiled_loop_bodies(compile_body, trace_step=None):
 
     For backends whose `keras.ops.while_loop` is a Python loop (torch): the
     loop stays in Python (its exit depends on the data) and each iteration
-    calls the compiled body. The first iteration runs uncompiled: a Keras
-    layer's first call sets attributes that a compiler's guards would see
-    change, and the live and finished sequences start as one tensor; each
-    would cost a recompilation. ``trace_step`` (optional) is what
+    calls ``compile_body(body)``, which decides which steps run compiled
+    (`torch_steps.TorchStepCompiler.compile_body`: all but the first step
+    of a loop state of new shapes). ``trace_step`` (optional) is what
     `traced_step` applies to a model's ``tokens_to_logits``.
     """
     token = _loop_body_compiler.set(compile_body)
@@ -153,9 +152,6 @@ def while_loop(cond, body, state, python_loop):
         return state
     compile_body = _loop_body_compiler.get()
     if compile_body is not None:
-        if not bool(ops.convert_to_numpy(cond(state))):
-            return state
-        state = body(state)
         body = compile_body(body)
     return ops.while_loop(cond, lambda s: (body(s),), (state,))[0]
 

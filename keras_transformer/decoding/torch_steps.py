@@ -20,10 +20,14 @@ minutes:
   calls that graph. ``torch.compile``'s bytecode analysis of the body then
   reads the search's bookkeeping and straight-line graph code instead of
   the Keras layers' Python, which cost it minutes.
-- The first iteration runs eagerly (it records the model step; a Keras
-  layer's first call also sets attributes that guards would see change);
-  its outputs' views are copied before the first compiled call, whose
-  guards would otherwise fail on the compiled outputs and recompile.
+- The first step of a loop state of new shapes runs eagerly (it records
+  the model step; a Keras layer's first call also sets attributes that
+  guards would see change); every later loop of shapes already seen (the
+  next request of a batch size, the loop that resumes a halved batch, the
+  next cache stage) runs all of its steps compiled. A loop's state is
+  copied where it holds views or one tensor twice before its first
+  compiled call, whose guards would otherwise fail on the compiled
+  outputs and recompile.
 
 On a CUDA device the body compiles with ``mode="reduce-overhead"`` (CUDA
 graphs: the shapes are static, so one graph replays every step); on the
@@ -63,71 +67,150 @@ RECOMPILE_LIMIT = 64
 class TorchStepCompiler:
     """The compiled steps of one compiled decode function.
 
-    Holds the recorded model steps (one per input shapes), so that a new
-    batch of a shape already seen reuses them and the compiled body's
-    guards (which check that it calls the same graph) still hold.
+    Holds the recorded model steps (one per input shapes) and the loop
+    states the compiled bodies have seen, so that a new batch of a shape
+    already seen reuses them: its loop goes straight to the compiled body,
+    whose guards (which check that it calls the same graph) still hold.
     """
 
     def __init__(self):
         self._graphs = {}
+        # Loop state signature -> the layout of its step's outputs.
+        self._seen_states = {}
 
     def trace_step(self, tokens_to_logits):
         """``tokens_to_logits(token_ids, cache, index)`` run through its
         recorded ATen graph for the shapes of its arguments. Only for a
         ``tokens_to_logits`` whose tensors other than its arguments do not
-        change between calls (a model's weights, read by reference)."""
-        current = {"key": None, "graph": None, "structure": None}
+        change between calls (a model's weights, read by reference).
+
+        The graph is looked up by its arguments' shapes in a dictionary
+        that only grows: a compiled body's guards check the entry of its
+        own shapes, which a later entry leaves as it was.
+        """
 
         def step(token_ids, cache, index):
             leaves = keras.tree.flatten(cache)
             key = tuple((tuple(x.shape), x.dtype) for x in [token_ids, index] + leaves)
-            if key != current["key"]:
-                current["key"] = key
-                current["graph"], current["structure"] = self._graph(
-                    tokens_to_logits, key, token_ids, index, cache, leaves
-                )
-            outputs = current["graph"](token_ids, index, *leaves)
-            return outputs[0], keras.tree.pack_sequence_as(
-                current["structure"], list(outputs[1:])
-            )
+            if key not in self._graphs:
+                self._record(tokens_to_logits, key, token_ids, index, cache, leaves)
+            graph, structure = self._graphs[key]
+            outputs = graph(token_ids, index, *leaves)
+            return outputs[0], keras.tree.pack_sequence_as(structure, list(outputs[1:]))
 
         return step
 
-    def _graph(self, tokens_to_logits, key, token_ids, index, cache, leaves):
-        if key not in self._graphs:
-            structure = {}
-
-            def flat_step(token_ids, index, *leaves):
-                logits, new_cache = tokens_to_logits(
-                    token_ids, keras.tree.pack_sequence_as(cache, list(leaves)), index
-                )
-                # Placeholders: the structure must hold no tensors, which
-                # the compiled body's guards would compare by identity.
-                structure["cache"] = keras.tree.map_structure(lambda _: 0, new_cache)
-                return [logits] + keras.tree.flatten(new_cache)
-
-            graph = trace_aten_graph(flat_step, token_ids, index, *leaves)
-            self._graphs[key] = (graph, structure["cache"])
-        return self._graphs[key]
-
-    @staticmethod
-    def compile_body(body):
-        """``torch.compile`` of a search's loop body, static shapes."""
+    def _record(self, tokens_to_logits, key, token_ids, index, cache, leaves):
         import torch
 
-        compiled = {}
+        if torch.compiler.is_compiling():
+            # `compile_body` runs a loop state of new shapes eagerly first,
+            # which records its model step before any compiled call.
+            raise RuntimeError(
+                f"No recorded model step for the shapes {key}: a loop state "
+                "of new shapes reached the compiled body before its eager step."
+            )
+        structure = {}
+
+        def flat_step(token_ids, index, *leaves):
+            logits, new_cache = tokens_to_logits(
+                token_ids, keras.tree.pack_sequence_as(cache, list(leaves)), index
+            )
+            # Placeholders: the structure must hold no tensors, which the
+            # compiled body's guards would compare by identity.
+            structure["cache"] = keras.tree.map_structure(lambda _: 0, new_cache)
+            return [logits] + keras.tree.flatten(new_cache)
+
+        graph = trace_aten_graph(flat_step, token_ids, index, *leaves)
+        self._graphs[key] = (graph, structure["cache"])
+
+    def compile_body(self, body):
+        """``state -> body(state)``: ``torch.compile`` of a search's loop
+        body, static shapes, for the loop that `search_loop.while_loop`
+        runs in Python.
+
+        A loop state of shapes no loop of this body has seen runs its step
+        eagerly: that step records the model step of the new shapes (the
+        compiled body cannot record one), and a Keras layer's first call
+        sets attributes that guards would see change. Every other step,
+        a loop's first included, runs compiled: a server's requests, and
+        the loops that resume a halved batch, meet the same shapes again
+        and again.
+        """
+        import torch
+
+        loop = {}
 
         def run(state):
-            if not compiled:
-                state = keras.tree.map_structure(copy_if_view, state)
+            if not loop:
+                # A loop's first step; a loop keeps its state's shapes.
+                loop["entered"] = True
+                signature = (
+                    getattr(body, "__code__", body),
+                    tuple(
+                        (path, tuple(x.shape), x.dtype)
+                        for path, x in keras.tree.flatten_with_path(state)
+                    ),
+                )
+                if signature not in self._seen_states:
+                    state = self._eager_step(body, state)
+                    self._seen_states[signature] = _layout(state)
+                    return state
+                loop["layout"] = self._seen_states[signature]
+            if "body" not in loop:
+                # A loop's first compiled call: views (an eager step's
+                # outputs) and tensors held twice (a search's live and
+                # finished sequences start as one) become tensors of their
+                # own, as the compiled body's outputs are; its guards would
+                # otherwise fail on those outputs and recompile.
+                state = _unaliased(state, loop.get("layout"))
                 on_gpu = any(
                     x.device.type == "cuda" for x in keras.tree.flatten(state)
                 )
                 mode = "reduce-overhead" if on_gpu else None
-                compiled["body"] = torch.compile(body, dynamic=False, mode=mode)
-                compiled["limit"] = torch_recompile_limit(RECOMPILE_LIMIT)
-            with compiled["limit"]:
-                return compiled["body"](state)
+                loop["body"] = torch.compile(body, dynamic=False, mode=mode)
+                loop["limit"] = torch_recompile_limit(RECOMPILE_LIMIT)
+            with loop["limit"]:
+                return loop["body"](state)
 
         return run
 
+    @staticmethod
+    def _eager_step(body, state):
+        """One step of a loop state of new shapes, uncompiled."""
+        return body(state)
+
+
+def _layout(state):
+    """The nesting of ``state``, dictionary keys in their order, no tensors."""
+    if isinstance(state, dict):
+        return {key: _layout(value) for key, value in state.items()}
+    if isinstance(state, (list, tuple)):
+        return [_layout(value) for value in state]
+    return None
+
+
+def _unaliased(state, layout=None):
+    """``state`` with each view, and each tensor held a second time, copied,
+    and its dictionaries' keys in the order of ``layout`` (`_layout` of a
+    step's outputs; the compiled body's guards check the order)."""
+    seen = set()
+
+    def own(state, layout):
+        if isinstance(state, dict):
+            keys = state if layout is None else layout
+            return {
+                key: own(state[key], None if layout is None else layout[key])
+                for key in keys
+            }
+        if isinstance(state, (list, tuple)):
+            layouts = [None] * len(state) if layout is None else layout
+            values = [own(value, inner) for value, inner in zip(state, layouts)]
+            return type(state)(*values) if hasattr(state, "_fields") else type(state)(values)
+        tensor = copy_if_view(state)
+        if id(tensor) in seen:
+            return tensor.clone()
+        seen.add(id(tensor))
+        return tensor
+
+    return own(state, layout)

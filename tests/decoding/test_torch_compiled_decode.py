@@ -199,9 +199,12 @@ def test_beam_search_halves_its_batch_as_sentences_finish(monkeypatch):
     # dropped sentences included. Compiled: four shapes (sentences, cache
     # positions), (16, 4), (8, 8), (4, 8) and (4, 16); the one step at
     # (8, 4) is a loop's first, which runs eagerly (it records the model
-    # step of the new shape).
+    # step of the new shape), as does the first step at each of the other
+    # four. A second request of the same shapes runs no step eagerly: the
+    # step at (8, 4) compiles (a fifth graph), and the outputs are the same.
     from keras_transformer.decoding import DecodeOptions, Generator, SearchInputs, beam_rows
     from keras_transformer.decoding import search_loop
+    from keras_transformer.decoding.torch_steps import TorchStepCompiler
     from keras_transformer.utils.private_apis import reset_torch_compiler, torch_compile_counts
 
     reset_torch_compiler()
@@ -224,8 +227,17 @@ def test_beam_search_halves_its_batch_as_sentences_finish(monkeypatch):
 
     monkeypatch.setattr("keras_transformer.decoding.beam.halve_rows", recording_halve_rows)
 
-    def decode(jit_compile):
-        generator = Generator(model, jit_compile=jit_compile, cache_growth=4)
+    eager_steps = []
+    eager_step = TorchStepCompiler._eager_step
+
+    def counting_eager_step(body, state):
+        eager_steps.append(1)
+        return eager_step(body, state)
+
+    monkeypatch.setattr(TorchStepCompiler, "_eager_step", staticmethod(counting_eager_step))
+
+    def decode(jit_compile, generator=None):
+        generator = generator or Generator(model, jit_compile=jit_compile, cache_growth=4)
         ids, scores = generator.decode(raw, options, 16, inputs)
         return keras.ops.convert_to_numpy(ids), keras.ops.convert_to_numpy(scores)
 
@@ -236,13 +248,18 @@ def test_beam_search_halves_its_batch_as_sentences_finish(monkeypatch):
     lengths = (expected[0] != 0).sum(axis=-1)
     np.testing.assert_array_equal(lengths.max(axis=1), caps)
     assert np.isfinite(expected[1]).all()
-    for jit_compile in (False, True):
-        got = decode(jit_compile)
+    compiled = Generator(model, jit_compile=True, cache_growth=4)
+    graphs = []
+    for jit_compile, generator in ((False, None), (True, compiled), (True, compiled)):
+        got = decode(jit_compile, generator)
         np.testing.assert_array_equal(got[0], expected[0])
         np.testing.assert_allclose(got[1], expected[1], rtol=1e-4, atol=1e-5)
         assert sizes == [8, 4]
         sizes.clear()
-    assert torch_compile_counts() == {"graph_breaks": 0, "graphs": 4, "frames": 4}
+        graphs.append((torch_compile_counts()["graphs"], len(eager_steps)))
+    assert torch_compile_counts()["graph_breaks"] == 0
+    # (graphs, eager steps) after the eager, first and second compiled runs.
+    assert graphs == [(0, 0), (4, 5), (5, 5)]
 
 
 def test_compiled_body_keeps_compiling_past_torch_default_limit():
@@ -260,7 +277,10 @@ def test_compiled_body_keeps_compiling_past_torch_default_limit():
     def body(state):
         return {"x": state["x"] * 2 + 1}
 
-    run = TorchStepCompiler.compile_body(body)
+    compiler = TorchStepCompiler()
     for n in range(1, 12):
-        assert torch.equal(run({"x": torch.ones(n)})["x"], torch.full((n,), 3.0))
+        # A loop of two steps: the first of a new shape runs eagerly.
+        run = compiler.compile_body(body)
+        state = run(run({"x": torch.ones(n)}))
+        assert torch.equal(state["x"], torch.full((n,), 7.0))
     assert torch_compile_counts()["frames"] == 11
