@@ -76,6 +76,7 @@ from keras_transformer.decoding.search_loop import (
     length_penalty,
     records_steps,
     tile_cache,
+    traced,
     traced_step,
 )
 
@@ -95,5 +96,6 @@ __all__ = [
     "length_penalty",
     "records_steps",
     "tile_cache",
+    "traced",
     "traced_step",
 ]

@@ -84,30 +84,31 @@ class CacheFunctions(
     __slots__ = ()
 
 
-# A function that compiles a loop body and one that records a model step,
-# set by `compiled_loop_bodies` (the torch backend with ``jit_compile``, see
+# A function that compiles a loop body and one that records a function's
+# operations (a model step, the encoder and cache setup), set by `compiled_loop_bodies` (the torch backend with ``jit_compile``, see
 # `backends.compile_for_backend` and `torch_steps`).
 _loop_body_compiler = contextvars.ContextVar("loop_body_compiler", default=None)
-_step_tracer = contextvars.ContextVar("step_tracer", default=None)
+_tracer = contextvars.ContextVar("tracer", default=None)
 
 
 @contextlib.contextmanager
-def compiled_loop_bodies(compile_body, trace_step=None):
+def compiled_loop_bodies(compile_body, trace=None):
     """Within the context, the searches' loops run ``compile_body(body)``.
 
     For backends whose `keras.ops.while_loop` is a Python loop (torch): the
     loop stays in Python (its exit depends on the data) and each iteration
     calls ``compile_body(body)``, which decides which steps run compiled
     (`torch_steps.TorchStepCompiler.compile_body`: all but the first step
-    of a loop state of new shapes). ``trace_step`` (optional) is what
-    `traced_step` applies to a model's ``tokens_to_logits``.
+    of a loop state of new shapes). ``trace`` (optional,
+    ``(name, function) -> function``) is what `traced` applies to a
+    function of tensors (`torch_steps.TorchStepCompiler.trace`).
     """
     token = _loop_body_compiler.set(compile_body)
-    tracer_token = _step_tracer.set(trace_step)
+    tracer_token = _tracer.set(trace)
     try:
         yield
     finally:
-        _step_tracer.reset(tracer_token)
+        _tracer.reset(tracer_token)
         _loop_body_compiler.reset(token)
 
 
@@ -130,16 +131,23 @@ def fixed_shape_loops():
 
 def records_steps():
     """Whether the current `compiled_loop_bodies` context records model
-    steps (`traced_step`): a recorded step reads the tensors it saw, other
+    steps (`traced`): a recorded function reads the tensors it saw, other
     than its arguments, by reference at every later call."""
-    return _step_tracer.get() is not None
+    return _tracer.get() is not None
+
+
+def traced(name, function):
+    """``function(*tensors)`` as the current `compiled_loop_bodies` context
+    records it, one recording per ``name`` (hashable: every Python value
+    the function depends on) and argument shapes; unchanged outside one,
+    or without a ``trace``."""
+    trace = _tracer.get()
+    return function if trace is None else trace(name, function)
 
 
 def traced_step(tokens_to_logits):
-    """``tokens_to_logits`` as the current `compiled_loop_bodies` context
-    records it (unchanged outside one, or without a ``trace_step``)."""
-    trace_step = _step_tracer.get()
-    return tokens_to_logits if trace_step is None else trace_step(tokens_to_logits)
+    """``tokens_to_logits(token_ids, cache, index)`` through `traced`."""
+    return traced("step", tokens_to_logits)
 
 
 def while_loop(cond, body, state, python_loop):

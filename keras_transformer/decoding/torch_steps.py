@@ -78,51 +78,55 @@ class TorchStepCompiler:
         # Loop state signature -> the layout of its step's outputs.
         self._seen_states = {}
 
-    def trace_step(self, tokens_to_logits):
-        """``tokens_to_logits(token_ids, cache, index)`` run through its
-        recorded ATen graph for the shapes of its arguments. Only for a
-        ``tokens_to_logits`` whose tensors other than its arguments do not
-        change between calls (a model's weights, read by reference).
+    def trace(self, name, function):
+        """``function(*args)`` (a nest of tensors in, a nest out) run
+        through its recorded ATen graph for ``name`` and the shapes of its
+        arguments. Only for a ``function`` whose tensors other than its
+        arguments do not change between calls (a model's weights, read by
+        reference) and whose Python values are all in ``name`` (hashable).
 
-        The graph is looked up by its arguments' shapes in a dictionary
-        that only grows: a compiled body's guards check the entry of its
-        own shapes, which a later entry leaves as it was.
+        The graph is looked up by ``name`` and shapes in a dictionary that
+        only grows: a compiled body's guards check the entry of its own
+        shapes, which a later entry leaves as it was.
         """
 
-        def step(token_ids, cache, index):
-            leaves = keras.tree.flatten(cache)
-            key = tuple((tuple(x.shape), x.dtype) for x in [token_ids, index] + leaves)
+        def recorded(*args):
+            # Lists, not tuples: ``torch.compile`` cannot trace Keras' tree
+            # functions over a tuple (an identity test of tuples).
+            leaves = keras.tree.flatten(list(args))
+            key = (name,) + tuple((tuple(x.shape), x.dtype) for x in leaves)
             if key not in self._graphs:
-                self._record(tokens_to_logits, key, token_ids, index, cache, leaves)
-            graph, structure = self._graphs[key]
-            outputs = graph(token_ids, index, *leaves)
-            return outputs[0], keras.tree.pack_sequence_as(structure, list(outputs[1:]))
+                self._record(function, key, args, leaves)
+            graph, structure, as_tuple = self._graphs[key]
+            outputs = keras.tree.pack_sequence_as(structure, list(graph(*leaves)))
+            return tuple(outputs) if as_tuple else outputs
 
-        return step
+        return recorded
 
-    def _record(self, tokens_to_logits, key, token_ids, index, cache, leaves):
+    def _record(self, function, key, args, leaves):
         import torch
 
         if torch.compiler.is_compiling():
             # `compile_body` runs a loop state of new shapes eagerly first,
             # which records its model step before any compiled call.
             raise RuntimeError(
-                f"No recorded model step for the shapes {key}: a loop state "
-                "of new shapes reached the compiled body before its eager step."
+                f"No recorded graph for {key}: a loop state of new shapes "
+                "reached the compiled body before its eager step."
             )
         structure = {}
 
-        def flat_step(token_ids, index, *leaves):
-            logits, new_cache = tokens_to_logits(
-                token_ids, keras.tree.pack_sequence_as(cache, list(leaves)), index
-            )
+        def flat_function(*leaves):
+            outputs = function(*keras.tree.pack_sequence_as(list(args), list(leaves)))
+            structure["as_tuple"] = isinstance(outputs, tuple)
+            if structure["as_tuple"]:
+                outputs = list(outputs)
             # Placeholders: the structure must hold no tensors, which the
             # compiled body's guards would compare by identity.
-            structure["cache"] = keras.tree.map_structure(lambda _: 0, new_cache)
-            return [logits] + keras.tree.flatten(new_cache)
+            structure["outputs"] = keras.tree.map_structure(lambda _: 0, outputs)
+            return keras.tree.flatten(outputs)
 
-        graph = trace_aten_graph(flat_step, token_ids, index, *leaves)
-        self._graphs[key] = (graph, structure["cache"])
+        graph = trace_aten_graph(flat_function, *leaves)
+        self._graphs[key] = (graph, structure["outputs"], structure["as_tuple"])
 
     def compile_body(self, body):
         """``state -> body(state)``: ``torch.compile`` of a search's loop
@@ -182,12 +186,24 @@ class TorchStepCompiler:
 
 
 def _layout(state):
-    """The nesting of ``state``, dictionary keys in their order, no tensors."""
+    """The nesting of ``state``'s dictionaries, lists and tuples, keys in
+    their order, no tensors."""
     if isinstance(state, dict):
         return {key: _layout(value) for key, value in state.items()}
-    if isinstance(state, (list, tuple)):
+    if type(state) in (list, tuple):
         return [_layout(value) for value in state]
     return None
+
+
+def _ordered_like(state, layout):
+    """``state`` with its dictionaries' keys in the order of ``layout``."""
+    if layout is None:
+        return state
+    if isinstance(state, dict):
+        return {key: _ordered_like(state[key], layout[key]) for key in layout}
+    if type(state) in (list, tuple):
+        return type(state)(_ordered_like(x, inner) for x, inner in zip(state, layout))
+    return state
 
 
 def _unaliased(state, layout=None):
@@ -196,21 +212,11 @@ def _unaliased(state, layout=None):
     step's outputs; the compiled body's guards check the order)."""
     seen = set()
 
-    def own(state, layout):
-        if isinstance(state, dict):
-            keys = state if layout is None else layout
-            return {
-                key: own(state[key], None if layout is None else layout[key])
-                for key in keys
-            }
-        if isinstance(state, (list, tuple)):
-            layouts = [None] * len(state) if layout is None else layout
-            values = [own(value, inner) for value, inner in zip(state, layouts)]
-            return type(state)(*values) if hasattr(state, "_fields") else type(state)(values)
-        tensor = copy_if_view(state)
+    def own(tensor):
+        tensor = copy_if_view(tensor)
         if id(tensor) in seen:
             return tensor.clone()
         seen.add(id(tensor))
         return tensor
 
-    return own(state, layout)
+    return keras.tree.map_structure(own, _ordered_like(state, layout))

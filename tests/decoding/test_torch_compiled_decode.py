@@ -201,7 +201,8 @@ def test_beam_search_halves_its_batch_as_sentences_finish(monkeypatch):
     # (8, 4) is a loop's first, which runs eagerly (it records the model
     # step of the new shape), as does the first step at each of the other
     # four. A second request of the same shapes runs no step eagerly: the
-    # step at (8, 4) compiles (a fifth graph), and the outputs are the same.
+    # step at (8, 4) compiles (a fifth graph), and the outputs are the same;
+    # nor does it run the encoder's Keras layers (its recorded graph runs).
     from keras_transformer.decoding import DecodeOptions, Generator, SearchInputs, beam_rows
     from keras_transformer.decoding import search_loop
     from keras_transformer.decoding.torch_steps import TorchStepCompiler
@@ -236,6 +237,15 @@ def test_beam_search_halves_its_batch_as_sentences_finish(monkeypatch):
 
     monkeypatch.setattr(TorchStepCompiler, "_eager_step", staticmethod(counting_eager_step))
 
+    encodes = []
+    encode = model.encode
+
+    def counting_encode(*args, **kwargs):
+        encodes.append(1)
+        return encode(*args, **kwargs)
+
+    monkeypatch.setattr(model, "encode", counting_encode)
+
     def decode(jit_compile, generator=None):
         generator = generator or Generator(model, jit_compile=jit_compile, cache_growth=4)
         ids, scores = generator.decode(raw, options, 16, inputs)
@@ -250,16 +260,19 @@ def test_beam_search_halves_its_batch_as_sentences_finish(monkeypatch):
     assert np.isfinite(expected[1]).all()
     compiled = Generator(model, jit_compile=True, cache_growth=4)
     graphs = []
+    encodes.clear()
     for jit_compile, generator in ((False, None), (True, compiled), (True, compiled)):
         got = decode(jit_compile, generator)
         np.testing.assert_array_equal(got[0], expected[0])
         np.testing.assert_allclose(got[1], expected[1], rtol=1e-4, atol=1e-5)
         assert sizes == [8, 4]
         sizes.clear()
-        graphs.append((torch_compile_counts()["graphs"], len(eager_steps)))
+        graphs.append((torch_compile_counts()["graphs"], len(eager_steps), len(encodes)))
+        encodes.clear()
     assert torch_compile_counts()["graph_breaks"] == 0
-    # (graphs, eager steps) after the eager, first and second compiled runs.
-    assert graphs == [(0, 0), (4, 5), (5, 5)]
+    # (graphs, eager steps, encoder calls) after the eager, first and second
+    # compiled runs.
+    assert graphs == [(0, 0, 1), (4, 5, 1), (5, 5, 0)]
 
 
 def test_compiled_body_keeps_compiling_past_torch_default_limit():
