@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import keras_transformer as kt
-from conftest import to_numpy
+from conftest import compiled, to_numpy
 from keras_transformer.layers.masks import segment_attention_mask
 from keras_transformer.layers.masks import segment_positions
 
@@ -72,11 +72,12 @@ def test_packed_pairs_give_the_logits_of_pairs_in_rows_of_their_own(rng, options
     lengths = [[(5, 4), (3, 6), (4, 2)], [(9, 7)], [(2, 2), (6, 9)]]
     pairs = [[_pair(rng, s, t) for s, t in row] for row in lengths]
     packed = _pack(pairs, source_length=14, target_length=13)
-    logits = to_numpy(model(packed, training=False))
+    call = compiled(model, lambda inputs: model(inputs, training=False))
+    logits = to_numpy(call(packed))
     assert logits.shape == (3, 13, V)
     # Each pair in a row of its own (padding after it changes no real output:
     # test_transformer.py), all in one batch.
-    alone = to_numpy(model(_unpacked(pairs), training=False))
+    alone = to_numpy(call(_unpacked(pairs)))
     k = 0
     for r, row_pairs in enumerate(pairs):
         offset = 0

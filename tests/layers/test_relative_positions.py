@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from keras import ops
 
-from conftest import to_numpy
+from conftest import compiled, to_numpy
 from keras_transformer import Transformer, layers
 from keras_transformer.layers.attention import relative_position_ids
 
@@ -109,13 +109,15 @@ def test_model_has_no_absolute_positions_and_decodes_cached_as_uncached():
     tables = [w.path for w in model.weights if "relative_position" in w.path]
     assert len(tables) == 8 and not [p for p in tables if "cross" in p]
     source, target = _ids()
-    encoder_output, encoder_mask = model.encode(source)
-    uncached = to_numpy(model.decode(target, encoder_output, encoder_mask))
+    encoder_output, encoder_mask = compiled(model, model.encode)(source)
+    uncached = to_numpy(compiled(model, model.decode)(target, encoder_output, encoder_mask))
     cache = model.build_cache(encoder_output, encoder_mask, T + 2)
-    logits, cache = model.decode_step(target[:, :2], cache, 0)
+    # The step index is a tensor, as in the searches.
+    decode_step = compiled(model, model.decode_step)
+    logits, cache = decode_step(target[:, :2], cache, np.int32(0))
     steps = [to_numpy(logits)]
     for t in range(2, T):
-        logits, cache = model.decode_step(target[:, t : t + 1], cache, t)
+        logits, cache = decode_step(target[:, t : t + 1], cache, np.int32(t))
         steps.append(to_numpy(logits))
     np.testing.assert_allclose(np.concatenate(steps, axis=1), uncached, atol=1e-4)
 
@@ -125,16 +127,17 @@ def test_packed_rows_equal_rows_of_their_own():
     model = _model()
     source = np.array([[5, 6, 7, 3, 8, 9, 3, 0]], "int32")
     target = np.array([[2, 11, 12, 2, 13, 14, 15, 0]], "int32")
-    packed = to_numpy(model({
+    call = compiled(model, lambda inputs: model(inputs))
+    packed = to_numpy(call({
         "encoder_token_ids": source,
         "decoder_token_ids": target,
         "encoder_segment_ids": np.array([[1, 1, 1, 1, 2, 2, 2, 0]], "int32"),
         "decoder_segment_ids": np.array([[1, 1, 1, 2, 2, 2, 2, 0]], "int32"),
     }))
-    first = to_numpy(model({
+    first = to_numpy(call({
         "encoder_token_ids": source[:, :4], "decoder_token_ids": target[:, :3]
     }))
-    second = to_numpy(model({
+    second = to_numpy(call({
         "encoder_token_ids": source[:, 4:7], "decoder_token_ids": target[:, 3:7]
     }))
     np.testing.assert_allclose(packed[:, :3], first, atol=1e-4)
