@@ -68,7 +68,7 @@ def compile_for_backend(model, function, tf_input_signature=None, jit_compile=Fa
             with torch.no_grad():
                 if not jit_compile:
                     return function(*args)
-                with compiled_loop_bodies(steps.compile_body, steps.trace):
+                with compiled_loop_bodies(steps.compile_loop, steps.trace):
                     return function(*args)
 
         return no_grad

@@ -307,8 +307,11 @@ def beam_search(
         reachable_penalty = ops.maximum(
             current["max_penalty"], length_penalty(state["index"] + 1, alpha)
         )
+        # `ops.amax`, not `ops.max`: Keras' torch `max` inspects its
+        # result's ``.values`` in Python, which breaks torch.compile's graph
+        # (the compiled torch step computes this test too).
         best_reachable = (
-            ops.max(state["live_log_probs"], axis=1) / reachable_penalty
+            ops.amax(state["live_log_probs"], axis=1) / reachable_penalty
         )
         bound_met = ops.logical_and(has_n, nth_best >= best_reachable)
         return ops.logical_or(bound_met, state["index"] >= current["row_max"])

@@ -92,18 +92,18 @@ _tracer = contextvars.ContextVar("tracer", default=None)
 
 
 @contextlib.contextmanager
-def compiled_loop_bodies(compile_body, trace=None):
-    """Within the context, the searches' loops run ``compile_body(body)``.
+def compiled_loop_bodies(compile_loop, trace=None):
+    """Within the context, the searches' loops run ``compile_loop(cond, body)``.
 
     For backends whose `keras.ops.while_loop` is a Python loop (torch): the
     loop stays in Python (its exit depends on the data) and each iteration
-    calls ``compile_body(body)``, which decides which steps run compiled
-    (`torch_steps.TorchStepCompiler.compile_body`: all but the first step
-    of a loop state of new shapes). ``trace`` (optional,
+    runs ``compile_loop(cond, body)(state)``, which compiles the body and
+    the condition as one step (`torch_steps.TorchStepCompiler.compile_loop`:
+    every step but the first of a loop state of new shapes runs compiled). ``trace`` (optional,
     ``(name, function) -> function``) is what `traced` applies to a
     function of tensors (`torch_steps.TorchStepCompiler.trace`).
     """
-    token = _loop_body_compiler.set(compile_body)
+    token = _loop_body_compiler.set(compile_loop)
     tracer_token = _tracer.set(trace)
     try:
         yield
@@ -158,9 +158,9 @@ def while_loop(cond, body, state, python_loop):
         while bool(ops.convert_to_numpy(cond(state))):
             state = body(state)
         return state
-    compile_body = _loop_body_compiler.get()
-    if compile_body is not None:
-        body = compile_body(body)
+    compile_loop = _loop_body_compiler.get()
+    if compile_loop is not None:
+        return compile_loop(cond, body)(state)
     return ops.while_loop(cond, lambda s: (body(s),), (state,))[0]
 
 

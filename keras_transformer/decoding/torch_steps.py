@@ -107,7 +107,7 @@ class TorchStepCompiler:
         import torch
 
         if torch.compiler.is_compiling():
-            # `compile_body` runs a loop state of new shapes eagerly first,
+            # `compile_loop` runs a loop state of new shapes eagerly first,
             # which records its model step before any compiled call.
             raise RuntimeError(
                 f"No recorded graph for {key}: a loop state of new shapes "
@@ -128,61 +128,69 @@ class TorchStepCompiler:
         graph = trace_aten_graph(flat_function, *leaves)
         self._graphs[key] = (graph, structure["outputs"], structure["as_tuple"])
 
-    def compile_body(self, body):
-        """``state -> body(state)``: ``torch.compile`` of a search's loop
-        body, static shapes, for the loop that `search_loop.while_loop`
-        runs in Python.
+    def compile_loop(self, cond, body):
+        """``state -> state``: ``body`` run while ``cond``, a Python loop
+        (a search's exit depends on the data) around ``torch.compile`` of
+        one step and the next test, static shapes: each iteration reads
+        one boolean from the compiled step instead of running ``cond``'s
+        operations uncompiled.
 
-        A loop state of shapes no loop of this body has seen runs its step
-        eagerly: that step records the model step of the new shapes (the
-        compiled body cannot record one), and a Keras layer's first call
-        sets attributes that guards would see change. Every other step,
-        a loop's first included, runs compiled: a server's requests, and
-        the loops that resume a halved batch, meet the same shapes again
-        and again.
+        A loop state of shapes no loop of this body has seen runs its
+        first step eagerly: that step records the model step of the new
+        shapes (the compiled step cannot record one), and a Keras layer's
+        first call sets attributes that guards would see change. Every
+        other step, a loop's first included, runs compiled: a server's
+        requests, and the loops that resume a halved batch, meet the same
+        shapes again and again.
         """
         import torch
 
-        loop = {}
+        def step(state):
+            state = body(state)
+            return state, cond(state)
 
-        def run(state):
-            if not loop:
-                # A loop's first step; a loop keeps its state's shapes.
-                loop["entered"] = True
-                signature = (
-                    getattr(body, "__code__", body),
-                    tuple(
-                        (path, tuple(x.shape), x.dtype)
-                        for path, x in keras.tree.flatten_with_path(state)
-                    ),
-                )
-                if signature not in self._seen_states:
-                    state = self._eager_step(body, state)
-                    self._seen_states[signature] = _layout(state)
+        code = tuple(getattr(f, "__code__", f) for f in (cond, body))
+
+        def loop(state):
+            if not _true(cond(state)):
+                return state
+            signature = code + tuple(
+                (path, tuple(x.shape), x.dtype)
+                for path, x in keras.tree.flatten_with_path(state)
+            )
+            layout = self._seen_states.get(signature)
+            if layout is None:
+                state, going = self._eager_step(step, state)
+                self._seen_states[signature] = _layout(state)
+                if not _true(going):
                     return state
-                loop["layout"] = self._seen_states[signature]
-            if "body" not in loop:
-                # A loop's first compiled call: views (an eager step's
-                # outputs) and tensors held twice (a search's live and
-                # finished sequences start as one) become tensors of their
-                # own, as the compiled body's outputs are; its guards would
-                # otherwise fail on those outputs and recompile.
-                state = _unaliased(state, loop.get("layout"))
-                on_gpu = any(
-                    x.device.type == "cuda" for x in keras.tree.flatten(state)
-                )
-                mode = "reduce-overhead" if on_gpu else None
-                loop["body"] = torch.compile(body, dynamic=False, mode=mode)
-                loop["limit"] = torch_recompile_limit(RECOMPILE_LIMIT)
-            with loop["limit"]:
-                return loop["body"](state)
+            # Views (an eager step's outputs) and tensors held twice (a
+            # search's live and finished sequences start as one) become
+            # tensors of their own, as the compiled step's outputs are; its
+            # guards would otherwise fail on those outputs and recompile.
+            state = _unaliased(state, layout)
+            on_gpu = any(x.device.type == "cuda" for x in keras.tree.flatten(state))
+            compiled = torch.compile(
+                step, dynamic=False, mode="reduce-overhead" if on_gpu else None
+            )
+            with torch_recompile_limit(RECOMPILE_LIMIT):
+                going = True
+                while going:
+                    state, going = compiled(state)
+                    going = _true(going)
+            return state
 
-        return run
+        return loop
 
     @staticmethod
-    def _eager_step(body, state):
+    def _eager_step(step, state):
         """One step of a loop state of new shapes, uncompiled."""
-        return body(state)
+        return step(state)
+
+
+def _true(condition):
+    """A loop condition (a boolean tensor) read into Python."""
+    return bool(keras.ops.convert_to_numpy(condition))
 
 
 def _layout(state):

@@ -276,10 +276,10 @@ def test_beam_search_halves_its_batch_as_sentences_finish(monkeypatch):
 
 
 def test_compiled_body_keeps_compiling_past_torch_default_limit():
-    # `compile_body` compiles a search's loop body once per shape, and a
+    # `compile_loop` compiles a search's loop step once per shape, and a
     # server meets more shapes than torch.compile's default of 8 (batch
     # sizes x source buckets x cache stages); past its limit torch would run
-    # the body uncompiled. 11 shapes: 11 compilations, none uncompiled.
+    # the step uncompiled. 11 shapes: 11 compilations, none uncompiled.
     import torch
 
     from keras_transformer.decoding.torch_steps import TorchStepCompiler
@@ -287,13 +287,16 @@ def test_compiled_body_keeps_compiling_past_torch_default_limit():
 
     reset_torch_compiler()
 
+    def cond(state):
+        return state["i"] < 3
+
     def body(state):
-        return {"x": state["x"] * 2 + 1}
+        return {"i": state["i"] + 1, "x": state["x"] * 2 + 1}
 
     compiler = TorchStepCompiler()
     for n in range(1, 12):
-        # A loop of two steps: the first of a new shape runs eagerly.
-        run = compiler.compile_body(body)
-        state = run(run({"x": torch.ones(n)}))
-        assert torch.equal(state["x"], torch.full((n,), 7.0))
+        # Three steps: the first of a new shape runs eagerly.
+        loop = compiler.compile_loop(cond, body)
+        state = loop({"i": torch.tensor(0), "x": torch.ones(n)})
+        assert torch.equal(state["x"], torch.full((n,), 15.0))
     assert torch_compile_counts()["frames"] == 11
