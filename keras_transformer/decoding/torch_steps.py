@@ -2,7 +2,8 @@
 
 `keras.ops.while_loop` is a Python loop on torch, and a search's exit
 depends on the data, so the loop stays in Python and its body (one model
-step and the search's bookkeeping) is what compiles. Three things keep that
+step, the search's bookkeeping and the loop's next test) is what compiles;
+the loop reads one boolean per step. Three things keep that
 to one compilation per batch shape and cache stage, in seconds rather than
 minutes:
 
@@ -29,7 +30,7 @@ minutes:
   compiled call, whose guards would otherwise fail on the compiled
   outputs and recompile.
 
-On a CUDA device the body compiles with ``mode="reduce-overhead"`` (CUDA
+On a CUDA device the step compiles with ``mode="reduce-overhead"`` (CUDA
 graphs: the shapes are static, so one graph replays every step); on the
 CPU with the default mode.
 
@@ -41,9 +42,10 @@ search and its n-best, greedy search, sampling with its seed and filters,
 the lexically constrained beam search), with forced prefixes (a user's
 target prefix, or a target-language tag forced as the first output token;
 a source-side tag is part of the encoder's input), and an `Ensemble`,
-whose models' steps are recorded together as one graph. What does not:
-the encoder and the cache's setup (one call per batch, before the loop,
-eager), and alignments and scoring (`forced.py`: one teacher-forced
+whose models' steps are recorded together as one graph. The encoder and
+the cache's setup (one call per batch, before the loop) run as one recorded
+graph per shape, uncompiled: no Keras layer's Python. What does not go
+through a recording: alignments and scoring (`forced.py`: one teacher-forced
 decoder pass over the finished outputs, no loop, eager under torch as
 without ``jit_compile``). The search's outputs equal eager's, so the
 alignments computed from them do too.
