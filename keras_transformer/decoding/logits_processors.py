@@ -75,8 +75,12 @@ def no_repeat_ngram(scores, sequences, index, size):
     """
     # Padded with size - 1 PAD columns, so that every shifted window has the
     # sequences' width (a tensor in a TensorFlow graph of dynamic length).
+    # A concatenation, not `ops.pad`: Keras' `pad` creates a named operation
+    # at each call, whose name counter torch.compile's guards would see
+    # change at every step (one recompilation per step).
     width = ops.shape(sequences)[1]
-    padded = ops.pad(sequences, ((0, 0), (0, size - 1)), constant_values=PAD_ID)
+    columns = ops.full_like(sequences[:, :1], PAD_ID)
+    padded = ops.concatenate([sequences] + [columns] * (size - 1), axis=1)
     starts = ops.arange(width, dtype="int32")
     match = ops.less_equal(starts, index - size + 1)[None, :]  # (1, width)
     for shift in range(size - 1):
