@@ -84,8 +84,9 @@ class CacheFunctions(
     __slots__ = ()
 
 
-# A function that compiles a loop body and one that records a function's
-# operations (a model step, the encoder and cache setup), set by `compiled_loop_bodies` (the torch backend with ``jit_compile``, see
+# A function that compiles a loop and one that records a function's
+# operations (a model step, the encoder and cache setup), set by
+# `compiled_loop_bodies` (the torch backend with ``jit_compile``, see
 # `backends.compile_for_backend` and `torch_steps`).
 _loop_body_compiler = contextvars.ContextVar("loop_body_compiler", default=None)
 _tracer = contextvars.ContextVar("tracer", default=None)
@@ -99,9 +100,9 @@ def compiled_loop_bodies(compile_loop, trace=None):
     loop stays in Python (its exit depends on the data) and each iteration
     runs ``compile_loop(cond, body)(state)``, which compiles the body and
     the condition as one step (`torch_steps.TorchStepCompiler.compile_loop`:
-    every step but the first of a loop state of new shapes runs compiled). ``trace`` (optional,
-    ``(name, function) -> function``) is what `traced` applies to a
-    function of tensors (`torch_steps.TorchStepCompiler.trace`).
+    every step but the first of a loop state of new shapes runs compiled).
+    ``trace`` (optional, ``(name, function) -> function``) is what `traced`
+    applies to a function of tensors (`torch_steps.TorchStepCompiler.trace`).
     """
     token = _loop_body_compiler.set(compile_loop)
     tracer_token = _tracer.set(trace)
