@@ -4,9 +4,9 @@ eager's outputs: beam search with n-best, forced prefixes (the user's and
 a target-language tag), an ensemble of two models of different sizes,
 and alignments (a forced pass over the search's outputs); the lexically
 constrained beam search; seeded sampling from the ensemble with a
-temperature and a nucleus filter (single-model sampling with top-k is
-checked in ``test_decoding.py``,
-``test_torch_compiled_decode_equals_eager_without_graph_breaks``).
+temperature, a top-k and a nucleus filter. A single model's beam search
+(n-best, cache stages, a batch halved as its sentences finish) is checked
+below too, and its greedy search in ``test_logits_processors.py``.
 
 One compiled translator serves the module (each search kind compiles one
 loop body for its batch shape); torch only.
@@ -124,13 +124,15 @@ def test_compiled_constrained_search(translators):
 
 
 def test_compiled_seeded_sampling_ensemble(translators):
-    # Seeded sampling from the ensemble's distribution, with a temperature
-    # and a nucleus (top-p) filter, through greedy search's compiled body.
+    # Seeded sampling from the ensemble's distribution, with a temperature,
+    # a top-k and a nucleus (top-p) filter, through greedy search's compiled
+    # body.
     from keras_transformer.utils.private_apis import torch_compile_counts
 
     eager, compiled = translators
     arguments = dict(
-        beam_size=1, num_return=2, sampling=True, temperature=0.8, top_p=0.9, seed=5
+        beam_size=1, num_return=2, sampling=True, temperature=0.8, top_k=6, top_p=0.9,
+        seed=5,
     )
     expected = _translate(eager, **arguments)
     graphs = torch_compile_counts()["graphs"]
@@ -139,6 +141,8 @@ def test_compiled_seeded_sampling_ensemble(translators):
     # Two samples per sentence, not all alike (the seed's noise reaches
     # every row).
     assert len({text for row in got[0] for text in row}) > 1
+    # The filters change the samples (same seed, eager, without them).
+    assert _translate(eager, **dict(arguments, top_k=None, top_p=1.0))[0] != expected[0]
     assert torch_compile_counts()["graph_breaks"] == 0
     assert torch_compile_counts()["graphs"] == graphs + 1
 
