@@ -87,7 +87,12 @@ def _torch_cast_read(variable, dtype):
     kept for that variable and dtype (created on the first call). A graph
     that recorded the kept tensor by reference (`trace_aten_graph`: tensors
     that are not arguments are constants read by reference) reads the
-    current weights at each call, as it does a weight's own tensor."""
+    current weights at each call, as it does a weight's own tensor.
+
+    The copy is skipped while the variable's tensor is unchanged: torch
+    counts the in-place writes to a tensor in its ``_version`` (an
+    assignment to a Keras variable is one), so a server's requests do not
+    cast every weight again."""
     global _TORCH_CAST_READS
     import torch
     import torch.utils.weak
@@ -98,13 +103,16 @@ def _torch_cast_read(variable, dtype):
         _TORCH_CAST_READS = torch.utils.weak.WeakIdKeyDictionary()
     value = variable.value
     kept = _TORCH_CAST_READS.setdefault(value, {})
+    version = value._version
     with torch.no_grad():  # A decode's weights, never differentiated.
-        if dtype in kept and kept[dtype].shape == value.shape:
-            # `copy_` converts as the cast does, without a new tensor.
-            kept[dtype].copy_(value)
+        if dtype in kept and kept[dtype][0].shape == value.shape:
+            if kept[dtype][1] != version:
+                # `copy_` converts as the cast does, without a new tensor.
+                kept[dtype][0].copy_(value)
         else:
-            kept[dtype] = keras.ops.cast(value, dtype)
-    return kept[dtype]
+            kept[dtype] = (keras.ops.cast(value, dtype), None)
+        kept[dtype] = (kept[dtype][0], version)
+    return kept[dtype][0]
 
 
 @contextlib.contextmanager
