@@ -6,7 +6,7 @@
 #                         at once; each run is a separate process with its own
 #                         Keras backend, so they share nothing but the CPUs).
 #   TENSORFLOW_PART2="tests/convert", JAX_PART2="tests/cli tests/convert",
-#   TORCH_PART2=""
+#   TORCH_PART2="tests/decoding/test_torch_compiled_decode.py"
 #                         (the defaults) when the backends run at once: a
 #                         backend with a PART2 runs its suite in two pytest
 #                         processes, these paths in the second, the rest of
@@ -16,16 +16,19 @@
 # cores the three together finish in about half the sequential time, if no
 # process is left alone at the end with a core idle. Splitting the two
 # longest suites (TensorFlow's, JAX's) in two processes each lets the
-# shorter parts fill the cores while the long ones finish. Each backend's
+# shorter parts fill the cores while the long ones finish (PyTorch's
+# compiled decode, mostly Inductor's compilation, in a process of its own).
+# Each backend's
 # output is printed whole when all of its processes have finished; the
 # exit status is 0 when every backend's is.
-# With the processes outnumbering the cores, each computes on one thread
-# (OMP_NUM_THREADS for PyTorch's operations, TF_NUM_INTRAOP_THREADS for
-# TensorFlow's) and PyTorch's Inductor compiles its C++ in its own process
-# (TORCHINDUCTOR_COMPILE_THREADS): the tests' models are too small to gain
-# from more threads, and the threads of five processes waiting on each
-# other cost CPU time (about 6-10% less on 2 cores). A value set in the
-# environment is kept.
+# With the processes outnumbering the cores, each runs one compute thread
+# (OMP_NUM_THREADS for PyTorch's operations, TF_NUM_INTRAOP_THREADS and
+# TF_NUM_INTEROP_THREADS for TensorFlow's) and PyTorch's Inductor compiles
+# its C++ in the test process (TORCHINDUCTOR_COMPILE_THREADS): the tests'
+# models are too small to gain from more threads, and the idle threads of
+# six processes spinning for work cost CPU time that the others need
+# (benchmarks/README.md, "Test suite"). A value set in the environment is
+# kept.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
@@ -34,7 +37,7 @@ jobs=${JOBS:-${#backends[@]}}
 declare -A part2=(
   [tensorflow]="${TENSORFLOW_PART2-tests/convert}"
   [jax]="${JAX_PART2-tests/cli tests/convert}"
-  [torch]="${TORCH_PART2-}"
+  [torch]="${TORCH_PART2-tests/decoding/test_torch_compiled_decode.py}"
 )
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
@@ -88,6 +91,7 @@ else
   echo "=== running ${backends[*]} at once (JOBS=1 runs them one after another)"
   export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
   export TF_NUM_INTRAOP_THREADS=${TF_NUM_INTRAOP_THREADS:-1}
+  export TF_NUM_INTEROP_THREADS=${TF_NUM_INTEROP_THREADS:-1}
   export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-1}
   declare -A pid
   for backend in "${backends[@]}"; do
