@@ -473,10 +473,11 @@ class SignatureBuilder:
         # language_tag="target" the language tag comes before the prefix.
         token_ids, blank = self.pieces(sources)
         prefix_pieces = self.tokenizer.tokenize(prefixes)
-        tf.debugging.assert_equal(
+        check = tf.debugging.assert_equal(
             tf.shape(token_ids)[0], prefix_pieces.nrows(out_type=tf.int32),
             message="translate_prefix needs one prefix per source",
         )
+        token_ids, = _checked(check, token_ids)
         prefix_lengths = tf.cast(prefix_pieces.row_lengths(), tf.int32)
         prefix_ids = tf.cast(prefix_pieces.to_tensor(default_value=PAD_ID), tf.int32)
         prefix_ids = tf.pad(prefix_ids, [[0, 0], [0, 1]])  # at least 1 column
@@ -496,10 +497,11 @@ class SignatureBuilder:
         options = self.options
         token_ids, blank = self.pieces(sources)
         shape = tf.shape(constraints)
-        tf.debugging.assert_equal(
+        check = tf.debugging.assert_equal(
             tf.shape(token_ids)[0], shape[0],
             message="translate_constrained needs one row of constraints per source",
         )
+        token_ids, constraints = _checked(check, token_ids, constraints)
         phrases = self.tokenizer.tokenize(tf.reshape(constraints, [-1]))
         phrase_ids = tf.cast(phrases.to_tensor(default_value=PAD_ID), tf.int32)
         phrase_ids = tf.pad(phrase_ids, [[0, 0], [0, 1]])  # at least 1 column
@@ -580,3 +582,13 @@ class SignatureBuilder:
 
         scores = tf.cond(tf.shape(source_ids)[0] > 0, run, empty)
         return {"scores": scores}
+
+
+def _checked(check, *tensors):
+    """``tensors`` behind the assertion op ``check``: the search reads them
+    only once the check passed, so a bad request fails with the check's
+    message whatever order the executor runs independent ops in (with one
+    inter-op thread it may otherwise run the search first and fail inside
+    it)."""
+    with tf.control_dependencies([check]):
+        return [tf.identity(tensor) for tensor in tensors]
