@@ -103,16 +103,15 @@ def _torch_cast_read(variable, dtype):
         _TORCH_CAST_READS = torch.utils.weak.WeakIdKeyDictionary()
     value = variable.value
     kept = _TORCH_CAST_READS.setdefault(value, {})
-    version = value._version
+    # (the cast tensor, the variable's ``_version`` it was cast from)
+    cast, version = kept.get(dtype, (None, None))
     with torch.no_grad():  # A decode's weights, never differentiated.
-        if dtype in kept and kept[dtype][0].shape == value.shape:
-            if kept[dtype][1] != version:
-                # `copy_` converts as the cast does, without a new tensor.
-                kept[dtype][0].copy_(value)
-        else:
-            kept[dtype] = (keras.ops.cast(value, dtype), None)
-        kept[dtype] = (kept[dtype][0], version)
-    return kept[dtype][0]
+        if cast is None or cast.shape != value.shape:
+            cast = keras.ops.cast(value, dtype)
+        elif version != value._version:
+            cast.copy_(value)  # converts as the cast does, without a new tensor
+    kept[dtype] = (cast, value._version)
+    return cast
 
 
 @contextlib.contextmanager
