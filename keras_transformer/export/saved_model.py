@@ -104,6 +104,7 @@ from keras_transformer.special_tokens import (
     language_tag_ids,
 )
 from keras_transformer.utils.dependencies import require
+from keras_transformer.utils.private_apis import stored_cast_reads
 from keras_transformer.utils.quantization import quantize_int8
 from keras_transformer.utils.validation import check_choice, check_int
 
@@ -180,7 +181,13 @@ def _build_module(builder, vocabulary_path):
     if builder.language_table is not None:
         # A resource the signatures capture: saved with the module.
         module.language_table = builder.language_table
-    return module, builder.concrete_functions()
+    # The searches read a mixed-precision model's kernels from copies in
+    # the compute dtype, saved with the module, rather than casting every
+    # kernel at every request.
+    with stored_cast_reads(models) as copies:
+        functions = builder.concrete_functions()
+    module.cast_weights = [copy.value for copy in copies]
+    return module, functions
 
 
 def _write_warmup_requests(version_dir, signature_name="serving_default", language=None):

@@ -593,6 +593,36 @@ def test_a_tensorflow_graph_drops_finished_sentences(model, sources, monkeypatch
     assert results[False, "rows"] < 0.9 * results[True, "rows"], results
 
 
+def _mixed_bfloat16_model():
+    keras.utils.set_random_seed(5)
+    return Transformer(
+        vocabulary_size=64, num_layers=2, d_model=32, num_heads=4, d_ff=64,
+        dropout_rate=0.0, dtype="mixed_bfloat16",
+    )
+
+
+def _variable_casts(generator, loop_only=False):
+    """Cast ops of a variable's value in ``generator``'s TensorFlow graph of
+    a beam search (in the loop's body only, with ``loop_only``)."""
+    from keras_transformer.decoding.generate import StaticDecode, tf_decode_signature
+
+    static = StaticDecode.from_options(
+        DecodeOptions(max_extra_length=MAX_LENGTH, beam_size=4), cache_growth=16
+    )
+    graph = generator._compiled(static).get_concrete_function(
+        *tf_decode_signature()).graph.as_graph_def()
+    functions = [(f.signature.name, f.node_def) for f in graph.library.function]
+    count = 0
+    for name, nodes in [("", graph.node)] + functions:
+        if loop_only and "body" not in name:
+            continue
+        reads = {node.name for node in nodes if node.op == "ReadVariableOp"}
+        count += sum(
+            node.op == "Cast" and node.input[0].split(":")[0] in reads for node in nodes
+        )
+    return count
+
+
 @pytest.mark.skipif(
     keras.config.backend() != "tensorflow", reason="TensorFlow graphs"
 )
@@ -600,34 +630,12 @@ def test_a_tensorflow_graph_casts_the_weights_once_per_search(sources, monkeypat
     # A mixed_bfloat16 model reads its float32 kernels cast to bfloat16: in a
     # graph without XLA the loop's body would read and cast every kernel at
     # every step; they are cast once, before the loop, to the same values.
-    from keras_transformer.decoding.generate import StaticDecode, tf_decode_signature
-
     # The module (the package's `decoding.generate` name is the function).
     generate_module = importlib.import_module("keras_transformer.decoding.generate")
-
-    keras.utils.set_random_seed(5)
-    variant = Transformer(
-        vocabulary_size=64, num_layers=2, d_model=32, num_heads=4, d_ff=64,
-        dropout_rate=0.0, dtype="mixed_bfloat16",
-    )
-    static = StaticDecode.from_options(
-        DecodeOptions(max_extra_length=MAX_LENGTH, beam_size=4), cache_growth=16
-    )
+    variant = _mixed_bfloat16_model()
 
     def variable_casts_in_loop(generator):
-        # Cast ops of a variable's value inside the loop's body.
-        graph = generator._compiled(static).get_concrete_function(
-            *tf_decode_signature()).graph.as_graph_def()
-        count = 0
-        for function in graph.library.function:
-            if "body" not in function.signature.name:
-                continue
-            reads = {node.name for node in function.node_def if node.op == "ReadVariableOp"}
-            count += sum(
-                node.op == "Cast" and node.input[0].split(":")[0] in reads
-                for node in function.node_def
-            )
-        return count
+        return _variable_casts(generator, loop_only=True)
 
     generator = Generator(variant)
     once = _decode(generator, sources, beam_size=4, alpha=0.6)
@@ -639,6 +647,31 @@ def test_a_tensorflow_graph_casts_the_weights_once_per_search(sources, monkeypat
     np.testing.assert_array_equal(once[0], _decode(every_step, sources, beam_size=4, alpha=0.6)[0])
     np.testing.assert_array_equal(once[1], _decode(every_step, sources, beam_size=4, alpha=0.6)[1])
     assert variable_casts_in_loop(every_step) > 0
+
+
+@pytest.mark.skipif(
+    keras.config.backend() != "tensorflow", reason="TensorFlow graphs"
+)
+def test_a_graph_traced_with_stored_casts_reads_copies_instead_of_casting(sources):
+    # The SavedModel's searches read a mixed_bfloat16 model's float32
+    # kernels from bfloat16 copies made at export: no cast of a weight at
+    # any request, the same outputs.
+    from keras_transformer.utils.private_apis import stored_cast_reads
+
+    variant = _mixed_bfloat16_model()
+    variable_casts = _variable_casts
+    cast_per_search = Generator(variant)
+    expected = _decode(cast_per_search, sources, beam_size=4, alpha=0.6)
+    assert variable_casts(cast_per_search) > 0
+    with stored_cast_reads([variant]) as copies:
+        stored = Generator(variant)
+        result = _decode(stored, sources, beam_size=4, alpha=0.6)
+        assert variable_casts(stored) == 0
+    # One copy per float32 kernel, embedding and bias the layers read cast.
+    assert len(copies) >= 2 * 10
+    assert {copy.dtype for copy in copies} == {"bfloat16"}
+    np.testing.assert_array_equal(result[0], expected[0])
+    np.testing.assert_array_equal(result[1], expected[1])
 
 
 def test_cache_growth_is_checked():
