@@ -246,18 +246,25 @@ class SignatureBuilder:
         return token_ids, tf.concat([tags, prefix_ids], axis=1), prefix_lengths + 1
 
     def check_prefix_room(self, token_ids, prefix_lengths):
-        """Fails the request unless each forced prefix leaves room for EOS
-        in its output (`Translator`'s check of ``target_prefix``)."""
+        """``(token_ids, prefix_lengths)`` behind a check (`_checked`) that
+        fails the request unless each forced prefix leaves room for EOS in
+        its output (`Translator`'s check of ``target_prefix``)."""
+        check = tf.debugging.assert_less(
+            prefix_lengths, self.output_limits(token_ids),
+            message="a prefix leaves no room for EOS in its output "
+            "(raise --max-extra-length at export or shorten the prefix)",
+        )
+        return _checked(check, token_ids, prefix_lengths)
+
+    def output_limits(self, token_ids):
+        """int32 ``(batch,)``: each source's output length limit, EOS
+        included (`prepare_sources`)."""
         options = self.options
         _, limits = prepare_sources(
             token_ids, options.max_source_length, options.max_extra_length,
             self.max_positions,
         )
-        tf.debugging.assert_less(
-            prefix_lengths, tf.cast(limits, tf.int32),
-            message="a prefix leaves no room for EOS in its output "
-            "(raise --max-extra-length at export or shorten the prefix)",
-        )
+        return tf.cast(limits, tf.int32)
 
     def decode(self, token_ids, static, seed=None, prefix_ids=None, prefix_lengths=None,
                constraint_ids=None, runtime=None):
@@ -395,17 +402,19 @@ class SignatureBuilder:
     # signatures do not take it), else a string (batch,) of codes.
 
     def forced_tag(self, token_ids, prefix_ids, prefix_lengths):
-        """With ``language_tag="target"``, fails the request unless the
-        forced tag leaves room for EOS (as `Translator` checks its prefix)."""
-        if prefix_ids is not None:
-            self.check_prefix_room(token_ids, prefix_lengths)
+        """``(token_ids, prefix_lengths)``; with ``language_tag="target"``
+        behind a check that fails the request unless the forced tag leaves
+        room for EOS (as `Translator` checks its prefix)."""
+        if prefix_ids is None:
+            return token_ids, prefix_lengths
+        return self.check_prefix_room(token_ids, prefix_lengths)
 
     def serve(self, sentences, target_language=None):
         token_ids, blank = self.pieces(sentences)
         token_ids, prefix_ids, prefix_lengths = self.tagged(
             target_language, token_ids, "serving_default"
         )
-        self.forced_tag(token_ids, prefix_ids, prefix_lengths)
+        token_ids, prefix_lengths = self.forced_tag(token_ids, prefix_ids, prefix_lengths)
         sequences, scores = self.decode(
             token_ids, self.best, prefix_ids=prefix_ids, prefix_lengths=prefix_lengths
         )
@@ -416,6 +425,7 @@ class SignatureBuilder:
         (then ``target_language`` for a multilingual model)."""
         target_language = values[-1] if self.languages else None
         requested = dict(zip(SAVED_MODEL_INPUTS, values))
+        checks = []
         for name, value in requested.items():
             # A request's value outside the option's range fails the request
             # with a message naming the input (TF Serving answers 400).
@@ -424,16 +434,19 @@ class SignatureBuilder:
             check = tf.debugging.assert_greater if option.above_minimum else (
                 tf.debugging.assert_greater_equal)
             relation = ">" if option.above_minimum else ">="
-            check(value, minimum, message=f"{name} must be {relation} {option.minimum}")
+            checks.append(
+                check(value, minimum, message=f"{name} must be {relation} {option.minimum}")
+            )
         runtime = [
             requested.get(name, tf.constant(getattr(self.options, name), BY_NAME[name].dtype))
             for name in RUNTIME
         ]
+        runtime = _checked(checks, *runtime)
         token_ids, blank = self.pieces(sentences)
         token_ids, prefix_ids, prefix_lengths = self.tagged(
             target_language, token_ids, "translate_options"
         )
-        self.forced_tag(token_ids, prefix_ids, prefix_lengths)
+        token_ids, prefix_lengths = self.forced_tag(token_ids, prefix_ids, prefix_lengths)
         sequences, scores = self.decode(
             token_ids, self.with_options, prefix_ids=prefix_ids,
             prefix_lengths=prefix_lengths, runtime=runtime,
@@ -445,7 +458,7 @@ class SignatureBuilder:
         token_ids, prefix_ids, prefix_lengths = self.tagged(
             target_language, token_ids, "translate_nbest"
         )
-        self.forced_tag(token_ids, prefix_ids, prefix_lengths)
+        token_ids, prefix_lengths = self.forced_tag(token_ids, prefix_ids, prefix_lengths)
         sequences, scores = self.decode(  # (batch, k, L)
             token_ids, self.nbest, prefix_ids=prefix_ids, prefix_lengths=prefix_lengths
         )
@@ -484,7 +497,7 @@ class SignatureBuilder:
         token_ids, prefix_ids, prefix_lengths = self.tagged(
             target_language, token_ids, "translate_prefix", prefix_ids, prefix_lengths
         )
-        self.check_prefix_room(token_ids, prefix_lengths)
+        token_ids, prefix_lengths = self.check_prefix_room(token_ids, prefix_lengths)
         sequences, scores = self.decode(
             token_ids, self.best, prefix_ids=prefix_ids, prefix_lengths=prefix_lengths
         )
@@ -494,7 +507,6 @@ class SignatureBuilder:
         # Every output contains each non-empty string of its row of
         # ``constraints`` (batch, phrases; "" pads), its tokens contiguous,
         # as Translator.translate(..., constraints=...).
-        options = self.options
         token_ids, blank = self.pieces(sources)
         shape = tf.shape(constraints)
         check = tf.debugging.assert_equal(
@@ -512,16 +524,13 @@ class SignatureBuilder:
         token_ids, prefix_ids, prefix_lengths = self.tagged(
             target_language, token_ids, "translate_constrained"
         )
-        self.forced_tag(token_ids, prefix_ids, prefix_lengths)
-        _, limits = prepare_sources(
-            token_ids, options.max_source_length, options.max_extra_length,
-            self.max_positions,
-        )
-        tf.debugging.assert_less(
-            lengths, tf.cast(limits, tf.int32),
+        token_ids, prefix_lengths = self.forced_tag(token_ids, prefix_ids, prefix_lengths)
+        check = tf.debugging.assert_less(
+            lengths, self.output_limits(token_ids),
             message="constraints longer than their output allows, EOS included "
             "(raise --max-extra-length at export or shorten the constraints)",
         )
+        token_ids, constraint_ids = _checked(check, token_ids, constraint_ids)
         sequences, scores = self.decode(
             token_ids, self.constrained, prefix_ids=prefix_ids,
             prefix_lengths=prefix_lengths, constraint_ids=constraint_ids,
@@ -533,11 +542,12 @@ class SignatureBuilder:
         # export); the same seed gives Translator.translate(sentences,
         # sampling=True, seed=seed)'s samples.
         token_ids, blank = self.pieces(sentences)
-        tf.debugging.assert_non_negative(seed, message="seed must be >= 0")
+        check = tf.debugging.assert_non_negative(seed, message="seed must be >= 0")
+        seed, = _checked(check, seed)
         token_ids, prefix_ids, prefix_lengths = self.tagged(
             target_language, token_ids, "translate_sample"
         )
-        self.forced_tag(token_ids, prefix_ids, prefix_lengths)
+        token_ids, prefix_lengths = self.forced_tag(token_ids, prefix_ids, prefix_lengths)
         sequences, scores = self.decode(
             token_ids, self.sample, seed=seed, prefix_ids=prefix_ids,
             prefix_lengths=prefix_lengths,
@@ -551,10 +561,11 @@ class SignatureBuilder:
         max_positions = self.max_positions
         source_ids, _ = self.pieces(sources)
         target_ids, _ = self.pieces(targets, target=True)
-        tf.debugging.assert_equal(
+        check = tf.debugging.assert_equal(
             tf.shape(source_ids)[0], tf.shape(target_ids)[0],
             message="score needs one target per source",
         )
+        source_ids, target_ids = _checked(check, source_ids, target_ids)
         if target_language is not None:
             tags = self.tag_ids(target_language, tf.shape(source_ids)[0], "score")[:, None]
             if self.language_tag == "source":
@@ -567,11 +578,12 @@ class SignatureBuilder:
         # EOS after each target: prepare_sources' EOS placement, no cut.
         targets_eos, _ = prepare_sources(target_ids, tf.int32.max, 1)
         if max_positions is not None:
-            tf.debugging.assert_less_equal(
+            check = tf.debugging.assert_less_equal(
                 tf.shape(targets_eos)[1], max_positions,
                 message=f"a target is longer than the model's {max_positions} "
                 "learned positions",
             )
+            targets_eos, = _checked(check, targets_eos)
 
         def run():
             log_probs = token_log_probs(self.model, encoder_ids, targets_eos)
@@ -584,11 +596,12 @@ class SignatureBuilder:
         return {"scores": scores}
 
 
-def _checked(check, *tensors):
-    """``tensors`` behind the assertion op ``check``: the search reads them
-    only once the check passed, so a bad request fails with the check's
-    message whatever order the executor runs independent ops in (with one
-    inter-op thread it may otherwise run the search first and fail inside
-    it)."""
-    with tf.control_dependencies([check]):
+def _checked(checks, *tensors):
+    """``tensors`` behind the assertion op(s) ``checks`` (one, or a list):
+    the search reads them only once the checks passed, so a bad request
+    fails with its check's message whatever order the executor runs
+    independent ops in (with one inter-op thread it may otherwise run the
+    search first and fail inside it, or answer a request whose values the
+    checks refuse)."""
+    with tf.control_dependencies(checks if isinstance(checks, list) else [checks]):
         return [tf.identity(tensor) for tensor in tensors]

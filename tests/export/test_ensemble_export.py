@@ -55,6 +55,10 @@ SERVE = SERVE_PRELUDE + textwrap.dedent(
                                    constraints=tf.constant([["sieben " * 40]], tf.string)),
         "bad_constraint_rows": failure("translate_constrained", sources=strings(["nine"]),
                                        constraints=tf.constant([["a"], ["b"]], tf.string)),
+        "bad_score_rows": failure("score", sources=strings(["nine", "two"]),
+                                  targets=strings(["neun"])),
+        "bad_seed": failure("translate_sample", sentences=strings(["nine"]),
+                            seed=tf.constant(-1)),
         "keras_transformer_imported": "keras_transformer" in sys.modules,
     }
     print(json.dumps(out))
@@ -170,6 +174,8 @@ def test_ensemble_export_serves_like_the_translator(run_dirs, tmp_path):
     assert "a prefix leaves no room for EOS" in served["bad_prefix"]
     assert "constraints longer than their output allows" in served["bad_constraints"]
     assert "one row of constraints per source" in served["bad_constraint_rows"]
+    assert "score needs one target per source" in served["bad_score_rows"]
+    assert "seed must be >= 0" in served["bad_seed"]
 
     expected = translator_outputs(run_dirs)
 
