@@ -167,7 +167,6 @@ def _build_module(builder, vocabulary_path):
     # signatures are saved as they are.
     module = tf.Module(name="translator")
     models = [member for member, _ in members(model)]
-    module.model = models[0] if len(models) == 1 else models
     module.tokenizer = tokenizer
     if source_tokenizer is not None:
         # The sources' own SentencePiece model (an imported Marian model).
@@ -175,8 +174,9 @@ def _build_module(builder, vocabulary_path):
     # Copied to <version>/assets/ for clients that tokenize themselves (the
     # graph's tokenizer holds the same model).
     module.vocabulary_file = tf.saved_model.Asset(vocabulary_path)
-    # Variables for TF's object graph (the model's are TF variables under
-    # the TensorFlow backend).
+    # The model's variables (TF variables under the TensorFlow backend),
+    # not the Keras model: saving the model object as well stored every
+    # weight a second time, under its Keras variables' own entries.
     module.model_variables = [v.value for member in models for v in member.weights]
     if builder.language_table is not None:
         # A resource the signatures capture: saved with the module.

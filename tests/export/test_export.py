@@ -206,6 +206,18 @@ def _while_loops(version_dir):
     return sum(node.op in ("While", "StatelessWhile") for node in _graph_nodes(version_dir))
 
 
+def _saved_values(version_dir):
+    """The number of values in a SavedModel's variables checkpoint (its
+    object graph's entry aside)."""
+    import tensorflow as tf
+
+    path = os.path.join(version_dir, "variables", "variables")
+    return sum(
+        int(np.prod(shape)) for name, shape in tf.train.list_variables(path)
+        if name != "_CHECKPOINTABLE_OBJECT_GRAPH"
+    )
+
+
 def _xla_ops(version_dir):
     """The op types of XLA's own (``Xla*``) in a SavedModel's graphs: a
     graph without XLA runs them by compiling each with XLA, per shape."""
@@ -234,6 +246,9 @@ def test_export_serves_like_the_translator(tmp_path):
     assert _while_loops(version_dir) == 5
     # Stock TF Serving ops only: no op that needs XLA's compiler.
     assert _xla_ops(version_dir) == []
+    # Each weight saved once (a float32 model: no compute-dtype copies).
+    model = Translator.from_directory(MODEL_DIR).model
+    assert _saved_values(version_dir) == sum(int(np.prod(w.shape)) for w in model.weights)
 
     cases_path = tmp_path / "cases.json"
     # translate_options: the export's values, then others.
