@@ -18,9 +18,8 @@
 # longest suites (TensorFlow's, JAX's) in two processes each lets the
 # shorter parts fill the cores while the long ones finish (PyTorch's
 # compiled decode, mostly Inductor's compilation, in a process of its own).
-# Each backend's
-# output is printed whole when all of its processes have finished; the
-# exit status is 0 when every backend's is.
+# Each backend's output is printed whole when all of its processes have
+# finished; the exit status is 0 when every backend's is.
 # With the processes outnumbering the cores, each runs one compute thread
 # (OMP_NUM_THREADS for PyTorch's operations, TF_NUM_INTRAOP_THREADS and
 # TF_NUM_INTEROP_THREADS for TensorFlow's) and PyTorch's Inductor compiles
