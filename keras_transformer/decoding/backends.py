@@ -6,7 +6,16 @@ import itertools
 
 import keras
 
-from keras_transformer.decoding.search import compiled_loop_bodies, fixed_shape_loops
+import numpy as np
+
+from keras_transformer.decoding.beam_rows import halved_rows
+from keras_transformer.decoding.search_loop import (
+    SearchSegment,
+    Suspended,
+    compiled_loop_bodies,
+    fixed_shape_loops,
+    search_segment,
+)
 from keras_transformer.decoding.torch_steps import TorchStepCompiler
 
 if keras.config.backend() == "tensorflow":
@@ -15,13 +24,15 @@ else:  # Only the TensorFlow backend's paths use TensorFlow.
     tf = None
 
 
-def compile_for_backend(model, function, tf_input_signature=None, jit_compile=False):
+def compile_for_backend(
+    model, function, tf_input_signature=None, jit_compile=False, search=False
+):
     """``function(*tensors)`` compiled for the current Keras backend.
 
     The one place that knows how each backend compiles a decode function:
 
     - JAX: `jax_stateless_jit` (the model's variables are inputs; one
-      compilation per input shape).
+      compilation per input shape); with ``search``, `jax_search_jit`.
     - TensorFlow: ``tf.function`` with ``tf_input_signature`` (``None``
       dimensions: one trace for every shape) and XLA when ``jit_compile``.
     - torch: eager under ``torch.no_grad()``; with ``jit_compile`` the
@@ -33,9 +44,14 @@ def compile_for_backend(model, function, tf_input_signature=None, jit_compile=Fa
         function: a function of tensors, written in `keras.ops`.
         tf_input_signature: list of ``tf.TensorSpec`` (TensorFlow only).
         jit_compile: bool. XLA on TensorFlow, compiled loop bodies on torch.
+        search: bool. ``function`` runs one search (`decode_token_ids`):
+            under JAX, one whose batch halves as its sentences finish runs
+            its loops one compiled segment at a time (`jax_search_jit`).
     """
     backend = keras.config.backend()
     if backend == "jax":
+        if search:
+            return jax_search_jit(model, function)
         return jax_stateless_jit(model, function)
     if backend == "tensorflow":
 
@@ -75,17 +91,22 @@ def compile_for_backend(model, function, tf_input_signature=None, jit_compile=Fa
     return function
 
 
-def jax_stateless_jit(model, function):
-    """``jax.jit`` of ``function(*args)`` reading ``model``'s variables as inputs.
+def _model_state(model):
+    """The values of ``model``'s variables, the first input of the
+    functions that `_stateless` makes."""
+    return (
+        [v.value for v in model.trainable_variables],
+        [v.value for v in model.non_trainable_variables],
+    )
 
-    The variables' current values are passed to the jitted function on every
-    call and mapped onto the model inside a `keras.StatelessScope` (as
-    keras-hub's ``CausalLM`` does), so they are not baked in as constants.
-    """
-    import jax
 
-    @jax.jit
-    def compiled(state, *args):
+def _stateless(model, function):
+    """``(state, *args) -> function(*args)`` with ``model``'s variables
+    read from ``state`` (`_model_state`) inside a `keras.StatelessScope`
+    (as keras-hub's ``CausalLM`` does), so that ``jax.jit`` takes them as
+    inputs instead of baking them in as constants."""
+
+    def stateless(state, *args):
         trainable, non_trainable = state
         mapping = itertools.chain(
             zip(model.trainable_variables, trainable),
@@ -94,12 +115,98 @@ def jax_stateless_jit(model, function):
         with keras.StatelessScope(state_mapping=mapping):
             return function(*args)
 
+    return stateless
+
+
+def jax_stateless_jit(model, function):
+    """``jax.jit`` of ``function(*args)`` reading ``model``'s variables as inputs.
+
+    The variables' current values are passed to the jitted function on every
+    call and mapped onto the model inside a `keras.StatelessScope`, so they
+    are not baked in as constants.
+    """
+    import jax
+
+    compiled = jax.jit(_stateless(model, function))
+
     def wrapped(*args):
-        state = (
-            [v.value for v in model.trainable_variables],
-            [v.value for v in model.non_trainable_variables],
-        )
-        return compiled(state, *args)
+        return compiled(_model_state(model), *args)
+
+    return wrapped
+
+
+def jax_search_jit(model, function):
+    """`jax_stateless_jit` of a search function, whose batch halves as its
+    sentences finish where the search can (`search_loop.halves_finished_rows`).
+
+    One ``jax.jit`` program has fixed shapes, so a search compiled whole
+    decodes every sentence to the end of the batch's longest. Here a search
+    that halves its batch runs one `search_loop.SearchSegment` at a time,
+    each compiled once per shapes: the loop of a cache stage, then, on the
+    host, `beam_rows.halved_rows` of the sentences still searching; the next
+    segment continues on the halved batch (or grows the cache for the next
+    stage), and the last writes the outputs. The search is the same
+    function, so the outputs are those of the search compiled whole. Each
+    input shape is first traced without compiling (``jax.eval_shape``, a
+    "probe" segment) to learn whether its search halves; one that does not
+    (greedy search, sampling, constraints, fewer than 8 sentences) is
+    compiled whole.
+    """
+    import jax
+
+    stateless = _stateless(model, function)
+
+    @jax.jit
+    def whole(state, *args):
+        return stateless(state, *args)
+
+    def segment_function(plan, state, carried, *args):
+        with search_segment(SearchSegment(*plan, carried)):
+            try:
+                return stateless(state, *args)
+            except Suspended as suspended:
+                return suspended.payload
+
+    segment = jax.jit(segment_function, static_argnums=0)
+    plans = {}
+
+    def probe(state, args):
+        found = []
+
+        def run(state, *args):
+            with search_segment(SearchSegment("probe", None, None, None)):
+                try:
+                    stateless(state, *args)
+                except Suspended as suspended:
+                    found.append(suspended.payload)
+            return 0
+
+        jax.eval_shape(run, state, *args)
+        return found[0] if found else None
+
+    def wrapped(*args):
+        state = _model_state(model)
+        key = tuple((tuple(x.shape), str(x.dtype)) for x in args)
+        if key not in plans:
+            plans[key] = probe(state, args)
+        plan = plans[key]
+        if plan is None or not plan.halves:
+            return whole(state, *args)
+        carried, done = segment(("loop", 0, "first"), state, None, *args)
+        stage = 0
+        while True:
+            done = np.asarray(done)
+            if done.all():
+                break
+            rows = halved_rows(done)
+            if rows is not None:
+                carried, done = segment(("loop", stage, "halve"), state, (carried, *rows), *args)
+                continue
+            stage += 1
+            if stage == plan.stages:
+                break
+            carried, done = segment(("loop", stage, "grow"), state, carried, *args)
+        return segment(("finish", None, None), state, carried, *args)
 
     return wrapped
 

@@ -12,6 +12,7 @@ from keras_transformer.decoding.beam_rows import (
     drop_finished_rows,
     empty_outputs,
     halve_rows,
+    keep_rows,
     reorder_hypotheses,
     write_outputs,
 )
@@ -27,6 +28,7 @@ from keras_transformer.decoding.options import SearchInputs, SearchRequest
 from keras_transformer.decoding.search_loop import (
     NEG_INF,
     CacheFunctions,
+    RowHalving,
     drops_finished_rows,
     halved_size,
     halves_finished_rows,
@@ -400,9 +402,13 @@ def beam_search(
     def resume(state):
         return halve_rows(state, done_rows(state), k, num_return, cache_functions)
 
+    def keep(state, kept, dropped):
+        return keep_rows(state, kept, dropped, k, num_return, cache_functions)
+
     state = staged_while_loop(
         cond, body, state, request.python_loop, cache_functions,
         resume=resume if halve else None,
+        halving=RowHalving(done_rows, keep) if halve else None,
     )
     if carried:
         # Sentences still in the batch when the buffer ran out.

@@ -100,27 +100,42 @@ def drop_finished_rows(state, cache, parent_beams, done, k, num_return, cache_fu
     return ops.cond(ops.any(done), drop, keep_all)
 
 
-def halve_rows(state, done, k, num_return, cache_functions):
-    """The state on a smaller batch (`halves_finished_rows`), or None.
-
-    Host-side, between two loops: with ``done`` (bool ``(batch,)``)
-    the sentences whose search is over, the batch is cut to
-    `halved_size`: every searching sentence, then finished ones as padding
-    (their outputs cannot change any more, and they keep the loop's exit
-    test true). The dropped sentences' outputs are written first; the
-    cache's rows follow their sentences (it is already in the order of the
-    last step's parents).
-    """
+def halved_rows(done):
+    """The batch rows a halving search (`halves_finished_rows`) keeps and
+    drops, host-side, between two loops: with ``done`` (bool ``(batch,)``,
+    a numpy array or a tensor) the sentences whose search is over,
+    ``(kept, dropped)`` int32 numpy arrays, every searching sentence kept
+    (then finished ones as padding: their outputs cannot change any more,
+    and they keep the loop's exit test true) up to `halved_size`, in
+    batch order; None where the batch stays as it is."""
     done = np.asarray(ops.convert_to_numpy(done), dtype=bool)
     searching = int(np.sum(~done))
     size = halved_size(done.shape[0], searching)
     if not searching or size == done.shape[0]:
         return None
     order = np.argsort(done, kind="stable")  # searching sentences first
-    kept = ops.convert_to_tensor(np.sort(order[:size]).astype("int32"))
-    dropped = ops.convert_to_tensor(order[size:].astype("int32"))
+    return np.sort(order[:size]).astype("int32"), order[size:].astype("int32")
+
+
+def keep_rows(state, kept, dropped, k, num_return, cache_functions):
+    """``state`` on its batch rows ``kept`` (`halved_rows`): the outputs of
+    the ``dropped`` ones written first; the cache's rows follow their
+    sentences (it is already in the order of the last step's parents)."""
+    kept = ops.convert_to_tensor(kept, "int32")
+    dropped = ops.convert_to_tensor(dropped, "int32")
+    size = ops.shape(kept)[0]
     in_order = ops.zeros((size, k), "int32") + ops.arange(k, dtype="int32")[None, :]
     return _keep_sentences(
         write_outputs(state, dropped, num_return), state["cache"], in_order, kept, k,
         cache_functions,
     )
+
+
+def halve_rows(state, done, k, num_return, cache_functions):
+    """The state on a smaller batch (`halves_finished_rows`), or None:
+    `halved_rows` of ``done`` (host-side, between two loops), then
+    `keep_rows`."""
+    rows = halved_rows(done)
+    if rows is None:
+        return None
+    return keep_rows(state, *rows, k, num_return, cache_functions)

@@ -18,7 +18,9 @@ decoding interface (`Transformer.encode`, `build_cache`, `grow_cache`,
     `keras.StatelessScope` (as keras-hub's ``CausalLM`` does), so weights
     are not baked into the program as constants. JAX compiles once per
     distinct input shape, so callers pad batches to a few shapes (see
-    `Translator`).
+    `Translator`). A beam search of 8 sentences or more runs its loops
+    one compiled segment at a time instead, its batch halved between
+    two as sentences finish (`backends.jax_search_jit`).
   - TensorFlow: one ``tf.function`` per `StaticDecode`, with an
     ``input_signature`` whose batch, source-length and buffer-length
     dimensions are ``None``: traced once, never retraced for a new batch.
@@ -408,6 +410,7 @@ class Generator:
                 lambda *args: self._core(static, *args),
                 signature,
                 jit_compile=self.jit_compile,
+                search=True,
             )
         return self._functions[static]
 

@@ -130,6 +130,70 @@ def fixed_shape_loops():
         _fixed_shapes.reset(token)
 
 
+class RowHalving(collections.namedtuple("RowHalving", "done keep")):
+    """How a search that halves its batch (`halves_finished_rows`) does it,
+    as functions of tensors (for a `SearchSegment`):
+
+    - ``done(state)``: bool ``(batch,)``, the sentences whose search is over;
+    - ``keep(state, kept, dropped)``: the state on the batch rows ``kept``
+      (`beam_rows.halved_rows` chooses them from ``done``, host-side).
+    """
+
+    __slots__ = ()
+
+
+class SegmentPlan(collections.namedtuple("SegmentPlan", "halves stages")):
+    """What a ``"probe"`` `SearchSegment` finds: whether the search halves
+    its batch (a `RowHalving`) and its number of cache stages."""
+
+    __slots__ = ()
+
+
+class SearchSegment(collections.namedtuple("SearchSegment", "kind stage entry carried")):
+    """One part of a search whose loops run one at a time, a host-side
+    decision between each two (`halves_finished_rows` under JAX, where
+    ``jax.jit`` compiles each part: `backends.jax_search_jit`).
+
+    The search function runs whole within each part (what comes before the
+    loops is traced again, and compiled away where unused);
+    `staged_while_loop` does the part's work and ends it with `Suspended`,
+    whose ``payload`` the part returns instead of the search's outputs:
+
+    - ``kind="probe"``: nothing; the payload is a `SegmentPlan`.
+    - ``kind="loop"``: the loop of cache stage ``stage`` from ``entry``:
+      ``"first"`` the search's own initial state (stage 0), ``"grow"`` the
+      loop state ``carried`` with its cache grown to the stage's length,
+      ``"halve"`` ``carried = (state, kept, dropped)`` through
+      `RowHalving.keep`. The payload is ``(state, done)`` after the loop
+      (`RowHalving.done`).
+    - ``kind="finish"``: the loops' final state is ``carried``; the search
+      returns its outputs.
+    """
+
+    __slots__ = ()
+
+
+class Suspended(Exception):
+    """A `SearchSegment`'s end, raised inside the search function."""
+
+    def __init__(self, payload):
+        super().__init__("the end of a search segment")
+        self.payload = payload
+
+
+_segment = contextvars.ContextVar("segment", default=None)
+
+
+@contextlib.contextmanager
+def search_segment(segment):
+    """Within the context, searches run the `SearchSegment` ``segment``."""
+    token = _segment.set(segment)
+    try:
+        yield
+    finally:
+        _segment.reset(token)
+
+
 def records_steps():
     """Whether the current `compiled_loop_bodies` context records model
     steps (`traced`): a recorded function reads the tensors it saw, other
@@ -175,11 +239,12 @@ def drops_finished_rows(batch, python_loop, cache_functions):
     sentences; so do the searches here where shapes may change from step
     to step: a TensorFlow graph whose batch dimension is dynamic (the
     SavedModel, the TensorFlow `Generator` without XLA). Torch's loop,
-    eager or compiled, halves its batch instead (`halves_finished_rows`:
-    each new batch shape costs a compilation or a kernel selection); JAX
-    and XLA, one compiled program of fixed shapes for the whole search,
-    keep every row. The cache must say how its per-sentence leaves are
-    selected (``cache_functions.select``).
+    eager or compiled, and JAX's, compiled one segment at a time, halve
+    their batch instead (`halves_finished_rows`: each new batch shape
+    costs a compilation or a kernel selection); XLA under TensorFlow, one
+    compiled program of fixed shapes for the whole search, keeps every
+    row. The cache must say how its per-sentence leaves are selected
+    (``cache_functions.select``).
     """
     return (
         cache_functions.select is not None
@@ -202,7 +267,8 @@ def halves_finished_rows(batch, python_loop, cache_functions):
 
     Where the search's loop runs in Python (the torch backend, whose
     `keras.ops.while_loop` is a Python loop, eager or calling a compiled
-    body, `compiled_loop_bodies`), the batch cannot shrink at every step
+    body, `compiled_loop_bodies`; JAX, whose compiled loops run one
+    `SearchSegment` at a time), the batch cannot shrink at every step
     without a compilation (compiled) or a kernel selection (eager) per
     size, but it can at a few: the loop stops when at most half of its
     sentences are still searching, and the next loop runs on a batch of
@@ -217,7 +283,7 @@ def halves_finished_rows(batch, python_loop, cache_functions):
     return (
         cache_functions.select is not None
         and not python_loop
-        and keras.config.backend() == "torch"
+        and (keras.config.backend() == "torch" or _segment.get() is not None)
         and isinstance(batch, int)
         and batch >= 2 * FEWEST_HALVED_SENTENCES
     )
@@ -264,7 +330,9 @@ def cache_lengths(max_length, first=16):
     return lengths + [max_length]
 
 
-def staged_while_loop(cond, body, state, python_loop, cache_functions, resume=None):
+def staged_while_loop(
+    cond, body, state, python_loop, cache_functions, resume=None, halving=None
+):
     """`while_loop` through growing cache lengths (see `cache_lengths`).
 
     ``state["cache"]`` starts sized for ``cache_functions.stages[0]``; each
@@ -277,9 +345,14 @@ def staged_while_loop(cond, body, state, python_loop, cache_functions, resume=No
     ``resume`` (optional, for Python-level loops): ``state -> state or
     None``, called whenever a loop stops; a state it returns (a halved
     batch, `halves_finished_rows`) continues the same stage, None goes on
-    to the next.
+    to the next. ``halving`` (a `RowHalving`): the same as functions of
+    tensors, for a `SearchSegment` (the current one, if any, runs instead
+    of the loops).
     """
     grow_cache, lengths = cache_functions.grow, cache_functions.stages
+    segment = _segment.get()
+    if segment is not None:
+        return _run_segment(segment, cond, body, state, cache_functions, halving)
 
     def run(cond, state):
         state = while_loop(cond, body, state, python_loop)
@@ -313,6 +386,31 @@ def staged_while_loop(cond, body, state, python_loop, cache_functions, resume=No
 
         state = run(stage_cond, state)
     return state
+
+
+def _run_segment(segment, cond, body, state, cache_functions, halving):
+    """`staged_while_loop`'s part in ``segment`` (a `SearchSegment`)."""
+    lengths = [None] if cache_functions.grow is None else cache_functions.stages
+    if segment.kind == "probe":
+        raise Suspended(SegmentPlan(halves=halving is not None, stages=len(lengths)))
+    if segment.kind == "finish":
+        return segment.carried
+    if halving is None:
+        raise ValueError("A search segment's loop runs only in a search that halves its batch.")
+    length = lengths[segment.stage]
+    if segment.entry == "grow":
+        carried = segment.carried
+        state = dict(carried, cache=cache_functions.grow(carried["cache"], length))
+    elif segment.entry == "halve":
+        state = halving.keep(*segment.carried)
+
+    def stage_cond(state):
+        if length is None:
+            return cond(state)
+        return ops.logical_and(cond(state), state["index"] < length)
+
+    state = while_loop(stage_cond, body, state, python_loop=False)
+    raise Suspended((state, halving.done(state)))
 
 
 def _growing_while_loop(cond, body, state, grow_cache, lengths):
