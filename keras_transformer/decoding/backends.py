@@ -8,12 +8,12 @@ import keras
 
 import numpy as np
 
-from keras_transformer.decoding.beam_rows import halved_rows
 from keras_transformer.decoding.search_loop import (
     SearchSegment,
     Suspended,
     compiled_loop_bodies,
     fixed_shape_loops,
+    halved_rows,
     search_segment,
 )
 from keras_transformer.decoding.torch_steps import TorchStepCompiler
@@ -143,7 +143,7 @@ def jax_search_jit(model, function):
     decodes every sentence to the end of the batch's longest. Here a search
     that halves its batch runs one `search_loop.SearchSegment` at a time,
     each compiled once per shapes: the loop of a cache stage, then, on the
-    host, `beam_rows.halved_rows` of the sentences still searching; the next
+    host, `search_loop.halved_rows` of the sentences still searching; the next
     segment continues on the halved batch (or grows the cache for the next
     stage), and the last writes the outputs. The search is the same
     function, so the outputs are those of the search compiled whole. Each
@@ -155,10 +155,7 @@ def jax_search_jit(model, function):
     import jax
 
     stateless = _stateless(model, function)
-
-    @jax.jit
-    def whole(state, *args):
-        return stateless(state, *args)
+    whole = jax.jit(stateless)
 
     def segment_function(plan, state, carried, *args):
         with search_segment(SearchSegment(*plan, carried)):

@@ -11,7 +11,6 @@ from keras_transformer.decoding.beam_rows import (
     SENTENCE_ROWS,
     drop_finished_rows,
     empty_outputs,
-    halve_rows,
     keep_rows,
     reorder_hypotheses,
     write_outputs,
@@ -330,7 +329,7 @@ def beam_search(
         )
         n = ops.shape(done)[0]
         if halve and halved_size(n, n // 2) < n:
-            # Stop (for `halve_rows`) once half the batch holds the
+            # Stop (for `halved_rows`) once half the batch holds the
             # searching sentences.
             searching = ops.sum(ops.cast(ops.logical_not(done), "int32"))
             running = ops.logical_and(running, searching > n // 2)
@@ -399,15 +398,11 @@ def beam_search(
             cache=reorder_hypotheses(cache_functions, cache, parent_beams, sentences, k),
         )
 
-    def resume(state):
-        return halve_rows(state, done_rows(state), k, num_return, cache_functions)
-
     def keep(state, kept, dropped):
         return keep_rows(state, kept, dropped, k, num_return, cache_functions)
 
     state = staged_while_loop(
         cond, body, state, request.python_loop, cache_functions,
-        resume=resume if halve else None,
         halving=RowHalving(done_rows, keep) if halve else None,
     )
     if carried:

@@ -9,10 +9,8 @@ sentences leave the batch, ``rows`` (each batch row's sentence) and the
 outputs.
 """
 
-import numpy as np
 from keras import ops
 
-from keras_transformer.decoding.search_loop import halved_size
 from keras_transformer.special_tokens import PAD_ID
 
 
@@ -100,27 +98,11 @@ def drop_finished_rows(state, cache, parent_beams, done, k, num_return, cache_fu
     return ops.cond(ops.any(done), drop, keep_all)
 
 
-def halved_rows(done):
-    """The batch rows a halving search (`halves_finished_rows`) keeps and
-    drops, host-side, between two loops: with ``done`` (bool ``(batch,)``,
-    a numpy array or a tensor) the sentences whose search is over,
-    ``(kept, dropped)`` int32 numpy arrays, every searching sentence kept
-    (then finished ones as padding: their outputs cannot change any more,
-    and they keep the loop's exit test true) up to `halved_size`, in
-    batch order; None where the batch stays as it is."""
-    done = np.asarray(ops.convert_to_numpy(done), dtype=bool)
-    searching = int(np.sum(~done))
-    size = halved_size(done.shape[0], searching)
-    if not searching or size == done.shape[0]:
-        return None
-    order = np.argsort(done, kind="stable")  # searching sentences first
-    return np.sort(order[:size]).astype("int32"), order[size:].astype("int32")
-
-
 def keep_rows(state, kept, dropped, k, num_return, cache_functions):
-    """``state`` on its batch rows ``kept`` (`halved_rows`): the outputs of
-    the ``dropped`` ones written first; the cache's rows follow their
-    sentences (it is already in the order of the last step's parents)."""
+    """``state`` on its batch rows ``kept`` (`search_loop.halved_rows`):
+    the outputs of the ``dropped`` ones written first; the cache's rows
+    follow their sentences (it is already in the order of the last step's
+    parents)."""
     kept = ops.convert_to_tensor(kept, "int32")
     dropped = ops.convert_to_tensor(dropped, "int32")
     size = ops.shape(kept)[0]
@@ -130,12 +112,3 @@ def keep_rows(state, kept, dropped, k, num_return, cache_functions):
         cache_functions,
     )
 
-
-def halve_rows(state, done, k, num_return, cache_functions):
-    """The state on a smaller batch (`halves_finished_rows`), or None:
-    `halved_rows` of ``done`` (host-side, between two loops), then
-    `keep_rows`."""
-    rows = halved_rows(done)
-    if rows is None:
-        return None
-    return keep_rows(state, *rows, k, num_return, cache_functions)

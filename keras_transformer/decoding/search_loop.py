@@ -14,6 +14,7 @@ import contextlib
 import contextvars
 
 import keras
+import numpy as np
 from keras import ops, tree
 
 # Log-probability of forbidden tokens and empty hypothesis slots. Finite, so
@@ -136,7 +137,7 @@ class RowHalving(collections.namedtuple("RowHalving", "done keep")):
 
     - ``done(state)``: bool ``(batch,)``, the sentences whose search is over;
     - ``keep(state, kept, dropped)``: the state on the batch rows ``kept``
-      (`beam_rows.halved_rows` chooses them from ``done``, host-side).
+      (`halved_rows` chooses them from ``done``, host-side).
     """
 
     __slots__ = ()
@@ -300,6 +301,23 @@ def halved_size(rows, searching):
     return size
 
 
+def halved_rows(done):
+    """The batch rows a halving search (`halves_finished_rows`) keeps and
+    drops, host-side, between two loops: with ``done`` (bool ``(batch,)``,
+    a numpy array or a tensor) the sentences whose search is over,
+    ``(kept, dropped)`` int32 numpy arrays, every searching sentence kept
+    (then finished ones as padding: their outputs cannot change any more,
+    and they keep the loop's exit test true) up to `halved_size`, in
+    batch order; None where the batch stays as it is."""
+    done = np.asarray(ops.convert_to_numpy(done), dtype=bool)
+    searching = int(np.sum(~done))
+    size = halved_size(done.shape[0], searching)
+    if not searching or size == done.shape[0]:
+        return None
+    order = np.argsort(done, kind="stable")  # searching sentences first
+    return np.sort(order[:size]).astype("int32"), order[size:].astype("int32")
+
+
 def cache_lengths(max_length, first=16):
     """Buffer lengths a growing cache passes through, the last ``max_length``.
 
@@ -330,9 +348,7 @@ def cache_lengths(max_length, first=16):
     return lengths + [max_length]
 
 
-def staged_while_loop(
-    cond, body, state, python_loop, cache_functions, resume=None, halving=None
-):
+def staged_while_loop(cond, body, state, python_loop, cache_functions, halving=None):
     """`while_loop` through growing cache lengths (see `cache_lengths`).
 
     ``state["cache"]`` starts sized for ``cache_functions.stages[0]``; each
@@ -342,12 +358,12 @@ def staged_while_loop(
     Where ``max_length`` is a tensor (a TensorFlow graph, outside
     `fixed_shape_loops`) the stages run as one loop (`_growing_while_loop`).
 
-    ``resume`` (optional, for Python-level loops): ``state -> state or
-    None``, called whenever a loop stops; a state it returns (a halved
-    batch, `halves_finished_rows`) continues the same stage, None goes on
-    to the next. ``halving`` (a `RowHalving`): the same as functions of
-    tensors, for a `SearchSegment` (the current one, if any, runs instead
-    of the loops).
+    ``halving`` (optional `RowHalving`, a search that halves its batch,
+    `halves_finished_rows`): whenever a loop of Python level stops, the
+    rows that `halved_rows` keeps continue the same stage on a halved
+    batch; where it keeps them all, the next stage follows. Within a
+    `SearchSegment` (JAX), the segment runs instead of the loops and the
+    host makes that choice between segments.
     """
     grow_cache, lengths = cache_functions.grow, cache_functions.stages
     segment = _segment.get()
@@ -356,11 +372,11 @@ def staged_while_loop(
 
     def run(cond, state):
         state = while_loop(cond, body, state, python_loop)
-        while resume is not None:
-            resumed = resume(state)
-            if resumed is None:
+        while halving is not None:
+            rows = halved_rows(halving.done(state))
+            if rows is None:
                 break
-            state = while_loop(cond, body, resumed, python_loop)
+            state = while_loop(cond, body, halving.keep(state, *rows), python_loop)
         return state
 
     if grow_cache is None:

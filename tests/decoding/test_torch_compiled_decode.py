@@ -207,7 +207,7 @@ def test_beam_search_halves_its_batch_as_sentences_finish(monkeypatch):
     # four. A second request of the same shapes runs no step eagerly: the
     # step at (8, 4) compiles (a fifth graph), and the outputs are the same;
     # nor does it run the encoder's Keras layers (its recorded graph runs).
-    from keras_transformer.decoding import DecodeOptions, Generator, SearchInputs, beam_rows
+    from keras_transformer.decoding import DecodeOptions, Generator, SearchInputs
     from keras_transformer.decoding import search_loop
     from keras_transformer.decoding.torch_steps import TorchStepCompiler
     from keras_transformer.utils.private_apis import reset_torch_compiler, torch_compile_counts
@@ -222,15 +222,15 @@ def test_beam_search_halves_its_batch_as_sentences_finish(monkeypatch):
     options = DecodeOptions(beam_size=3, num_return=2, alpha=0.6, max_extra_length=16)
     inputs = SearchInputs(max_lengths=caps)
     sizes = []
-    halve_rows = beam_rows.halve_rows
+    halved_rows = search_loop.halved_rows
 
-    def recording_halve_rows(*args):
-        state = halve_rows(*args)
-        if state is not None:
-            sizes.append(keras.ops.shape(state["rows"])[0])
-        return state
+    def recording_halved_rows(done):
+        rows = halved_rows(done)
+        if rows is not None:
+            sizes.append(len(rows[0]))
+        return rows
 
-    monkeypatch.setattr("keras_transformer.decoding.beam.halve_rows", recording_halve_rows)
+    monkeypatch.setattr(search_loop, "halved_rows", recording_halved_rows)
 
     eager_steps = []
     eager_step = TorchStepCompiler._eager_step
