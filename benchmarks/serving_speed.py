@@ -27,7 +27,11 @@ limit source length + ``--max-extra-length``), each in a fresh process:
 - ``translator_<backend>``: `keras_transformer.Translator` under that Keras
   backend (``translator_torch_compiled``: ``jit_compile=True``).
   ``translator_<backend>:float32`` rebuilds the model in float32 (same
-  weights), the precision of CTranslate2's float32 rows.
+  weights), the precision of CTranslate2's float32 rows. A ``_1thread``
+  suffix (``translator_torch_compiled_1thread``, ``translator_jax_1thread``)
+  runs the backend's operations on one thread (PyTorch's intra-op threads;
+  XLA's CPU runtime without its Eigen thread pool), for the comparison with
+  CTranslate2 on one thread.
 
 Per engine: the load time; a **cold** pass (the first: compilation and
 warm-up included) and a **warm** pass (the second) over the sentences in
@@ -238,7 +242,8 @@ def run_worker(args):
             args.engine_dir, compute_type.removesuffix("_1thread"), args, threads)
     else:
         load_seconds, translate_batch, versions = translator_worker(
-            args, jit_compile=kind.endswith("_compiled"), dtype=dtype or None)
+            args, jit_compile=kind.removesuffix("_1thread").endswith("_compiled"),
+            dtype=dtype or None)
     log(f"{engine}: loaded in {load_seconds:.1f} s")
     result, outputs = timed_passes(translate_batch, sources, args)
     versions["keras_transformer"] = package_version()
@@ -286,8 +291,15 @@ def export(args, engine):
 def run_engine(args, engine):
     kind = engine.partition(":")[0]
     backend = "tensorflow"
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     if kind.startswith("translator_"):
-        backend = kind[len("translator_"):].replace("_compiled", "")
+        backend = kind[len("translator_"):].removesuffix("_1thread").replace("_compiled", "")
+        if kind.endswith("_1thread"):
+            # Set before the worker imports its backend.
+            env["OMP_NUM_THREADS"] = "1"
+            if backend == "jax":
+                env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
+                                    " intra_op_parallelism_threads=1").strip()
     command = [sys.executable, os.path.abspath(__file__), "--worker", engine,
                "--model-dir", args.model_dir, "--data-dir", args.data_dir,
                "--num-sentences", str(args.num_sentences), "--batch-size", str(args.batch_size),
@@ -297,7 +309,7 @@ def run_engine(args, engine):
     directory = export(args, kind)
     if directory:
         command += ["--engine-dir", directory]
-    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="2")
+    env["KERAS_BACKEND"] = backend
     log(f"{engine} ...")
     out = subprocess.run(command, env=env, capture_output=True, text=True)
     if out.returncode:
