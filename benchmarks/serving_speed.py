@@ -34,9 +34,9 @@ limit source length + ``--max-extra-length``), each in a fresh process:
   CTranslate2 on one thread.
 
 Per engine: the load time; a **cold** pass (the first: compilation and
-warm-up included) and a **warm** pass (the second; with ``--warm-passes N`` the last of N after
-the cold one) over the sentences in
-requests of ``--batch-size`` in file order, as a client sends them; then the
+warm-up included) and a **warm** pass (the second; with ``--warm-passes N``
+the last of N after the cold one) over the sentences in requests of
+``--batch-size`` in file order, as a client sends them; then the
 **latency** of ``--latency-requests`` one-sentence requests (the first
 sentences, one call each: median and 95th percentile), timed on the second
 of two passes over them; the first pass's median and 95th percentile
@@ -91,10 +91,11 @@ def timed_passes(translate_batch, sentences, args):
     for name in ["cold"] + ["warm"] * args.warm_passes:
         start = time.perf_counter()
         outputs = [t for request in requests for t in translate_batch(request)]
-        result[f"{name}_seconds"] = round(time.perf_counter() - start, 3)
+        seconds = round(time.perf_counter() - start, 3)
+        result[f"{name}_seconds"] = seconds
         if name == "warm":
-            result["warm_passes_seconds"].append(result["warm_seconds"])
-        log(f"  {name} pass: {result[f'{name}_seconds']} s")
+            result["warm_passes_seconds"].append(seconds)
+        log(f"  {name} pass: {seconds} s")
     # Two passes over the one-sentence requests, as over the batches: the
     # first meets a request of one sentence for the first time (a
     # compilation per source length under JAX and compiled PyTorch, kernel
@@ -249,8 +250,7 @@ def run_worker(args):
             args.engine_dir, compute_type.removesuffix("_1thread"), args, threads)
     else:
         load_seconds, translate_batch, versions = translator_worker(
-            args, jit_compile=kind.removesuffix("_1thread").endswith("_compiled"),
-            dtype=dtype or None)
+            args, jit_compile=translator_backend(kind)[1], dtype=dtype or None)
     log(f"{engine}: loaded in {load_seconds:.1f} s")
     result, outputs = timed_passes(translate_batch, sources, args)
     versions["keras_transformer"] = package_version()
@@ -295,12 +295,18 @@ def export(args, engine):
     return directory
 
 
+def translator_backend(kind):
+    """``translator_<backend>[_compiled][_1thread]`` -> (backend, compiled)."""
+    name = kind[len("translator_"):].removesuffix("_1thread")
+    return name.removesuffix("_compiled"), name.endswith("_compiled")
+
+
 def run_engine(args, engine):
     kind = engine.partition(":")[0]
     backend = "tensorflow"
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     if kind.startswith("translator_"):
-        backend = kind[len("translator_"):].removesuffix("_1thread").replace("_compiled", "")
+        backend = translator_backend(kind)[0]
         if kind.endswith("_1thread"):
             # Set before the worker imports its backend.
             env["OMP_NUM_THREADS"] = "1"
@@ -375,6 +381,13 @@ def format_table(results, args, ct2_float32, ct2_one_thread=None):
     return "\n".join(lines)
 
 
+def positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--model-dir", required=True, help="a trained run directory")
@@ -385,7 +398,7 @@ def main(argv=None):
     p.add_argument("--batch-size", type=int, default=32, help="sentences per request")
     p.add_argument("--latency-requests", type=int, default=200,
                    help="one-sentence requests timed for the latency")
-    p.add_argument("--warm-passes", type=int, default=1,
+    p.add_argument("--warm-passes", type=positive_int, default=1,
                    help="passes over the sentences after the cold one; the warm "
                         "figure is the last")
     p.add_argument("--beam-size", type=int, default=4)
