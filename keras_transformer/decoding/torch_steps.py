@@ -65,6 +65,14 @@ from keras_transformer.utils.private_apis import (
 # which the body would run uncompiled (several times slower a step).
 RECOMPILE_LIMIT = 64
 
+# The ``torch.compile`` backend of the loop steps. Inductor generates the
+# fused kernels that make the compiled decode fast. "eager" runs Dynamo's
+# graphs as they are, without generating code: the same graphs, graph
+# breaks, guards and recompilations in seconds instead of a minute of code
+# generation per graph, for the tests of the loop's structure (as
+# `CompiledTorchTrainStep`'s ``backend`` serves the train step's).
+COMPILE_BACKEND = "inductor"
+
 
 class TorchStepCompiler:
     """The compiled steps of one compiled decode function.
@@ -172,9 +180,12 @@ class TorchStepCompiler:
             # guards would otherwise fail on those outputs and recompile.
             state = _unaliased(state, layout)
             on_gpu = any(x.device.type == "cuda" for x in keras.tree.flatten(state))
-            compiled = torch.compile(
-                step, dynamic=False, mode="reduce-overhead" if on_gpu else None
-            )
+            if COMPILE_BACKEND == "inductor":
+                compiled = torch.compile(
+                    step, dynamic=False, mode="reduce-overhead" if on_gpu else None
+                )
+            else:
+                compiled = torch.compile(step, dynamic=False, backend=COMPILE_BACKEND)
             with torch_recompile_limit(RECOMPILE_LIMIT):
                 going = True
                 while going:

@@ -64,6 +64,14 @@ def marian(tmp_path_factory):
     return directory, model, vocabulary, sentences, run
 
 
+@pytest.fixture(scope="module")
+def translator(marian):
+    """One `Translator` of the converted run for the tests that only
+    translate and score with it: its compiled searches are traced once per
+    shape and option structure for all of them."""
+    return Translator.from_directory(marian[4])
+
+
 def _package_rows(run, vocabulary):
     """The Marian id of each package id (the embedding row it took)."""
     import sentencepiece as spm
@@ -140,8 +148,8 @@ def test_logits_equal_hugging_face(marian):
 
 
 @pytest.mark.parametrize("beam_size", [1, 3])
-def test_search_equals_hugging_face_generate(marian, beam_size):
-    _assert_search_equals_hugging_face(marian, beam_size)
+def test_search_equals_hugging_face_generate(marian, translator, beam_size):
+    _assert_search_equals_hugging_face(marian, translator, beam_size)
 
 
 @pytest.mark.parametrize("beam_size", [1, 3])
@@ -150,13 +158,12 @@ def test_search_equals_hugging_face_generate(marian, beam_size):
     [{"no_repeat_ngram_size": 2}, {"repetition_penalty": 1.7, "no_repeat_ngram_size": 3}],
     ids=["no_repeat_ngram", "penalty_and_ngram"],
 )
-def test_repetition_options_equal_hugging_face_generate(marian, beam_size, repetition):
+def test_repetition_options_equal_hugging_face_generate(marian, translator, beam_size, repetition):
     # Hugging Face's semantics: the penalty on the logits in greedy search,
     # on the log-probabilities in beam search; n-grams over the output with
     # its start token. The random model repeats itself, so the options
     # change its outputs (checked) and the comparison means something.
-    texts = _assert_search_equals_hugging_face(marian, beam_size, **repetition)
-    translator = Translator.from_directory(marian[4])
+    texts = _assert_search_equals_hugging_face(marian, translator, beam_size, **repetition)
     plain = translator.translate(
         marian[3], beam_size=beam_size, alpha=0.0, max_extra_length=MAX_EXTRA_LENGTH,
         min_length=MIN_LENGTH,
@@ -164,11 +171,10 @@ def test_repetition_options_equal_hugging_face_generate(marian, beam_size, repet
     assert texts != plain
 
 
-def _assert_search_equals_hugging_face(marian, beam_size, **extra):
+def _assert_search_equals_hugging_face(marian, translator, beam_size, **extra):
     """Our search and Hugging Face's ``generate`` with the same settings give
     the same tokens; returns our texts."""
     directory, hf_model, vocabulary, sentences, run = marian
-    translator = Translator.from_directory(run)
     options = dict(
         beam_size=beam_size, alpha=0.0, max_extra_length=MAX_EXTRA_LENGTH, min_length=MIN_LENGTH,
         **extra,
@@ -289,11 +295,11 @@ def _hugging_face_scores(marian, sources, targets):
 TARGETS = ["Ein hund spielt im park.", "Zwei kinder laufen über die straße.", "Die frau trägt einen hut."]
 
 
-def test_score_equals_hugging_face(marian):
+def test_score_equals_hugging_face(marian, translator):
     """Forced decoding tokenizes sources with the source model and targets
     with the target model."""
     sources = marian[3][:3]
-    scores = Translator.from_directory(marian[4]).score(sources, TARGETS)
+    scores = translator.score(sources, TARGETS)
     np.testing.assert_allclose(scores, _hugging_face_scores(marian, sources, TARGETS), atol=1e-4)
 
 
