@@ -40,7 +40,7 @@ RESULT_PREFIXES = (
     "export_time_", "finished_rows_",
     "gpu_product_", "input_wait_", "loss_buffers_", "loss_formulations_",
     "multi30k_", "wmt14_",
-    "padding_", "relative_positions_", "startup_", "test_suite_time_", "token_check_cost_", "train_op_launches_",
+    "padding_", "relative_positions_", "startup_", "test_suite_cpu_", "test_suite_time_", "test_time_", "token_check_cost_", "train_op_launches_",
     "train_step_profile_",
     "train_throughput_",
 )

@@ -83,6 +83,9 @@ class Prefetcher:
     """
 
     def __init__(self, iterable, depth=DEFAULT_DEPTH, name="keras-transformer-prefetch"):
+        # Done until the thread exists: `__del__` of an instance whose
+        # arguments were refused has nothing to close.
+        self._done = True
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise ValueError(f"depth must be an int >= 1. Received: depth={depth!r}")
         self._items = queue.Queue(maxsize=depth)

@@ -87,6 +87,20 @@ def test_waits_are_counted_when_the_producer_is_slow():
     assert prefetcher.num_waits >= 1 and prefetcher.wait_seconds > 0.05
 
 
-def test_depth_must_be_positive():
-    with pytest.raises(ValueError, match="depth must be an int >= 1"):
-        Prefetcher([], depth=0)
+def test_depth_must_be_positive(monkeypatch):
+    # The refused instance is collected without an error of its own
+    # (`__del__` of a half-built instance), which Python would print as
+    # "Exception ignored in ...".
+    import gc
+    import sys
+
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+
+    def refuse():
+        with pytest.raises(ValueError, match="depth must be an int >= 1"):
+            Prefetcher([], depth=0)
+
+    refuse()
+    gc.collect()
+    assert [str(u.exc_value) for u in unraisable] == []
