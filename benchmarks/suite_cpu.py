@@ -27,6 +27,8 @@ import os
 import resource
 import sys
 
+import pytest
+
 BACKENDS = ("tensorflow", "jax", "torch")
 
 
@@ -46,32 +48,23 @@ def _record(record):
         f.write(json.dumps(record) + "\n")
 
 
-def _plugin():
-    import pytest
-
-    class SuiteCpu:
-        @pytest.hookimpl(hookwrapper=True)
-        def pytest_runtest_protocol(self, item, nextitem):
-            before = _cpu_seconds()
-            yield
-            after = _cpu_seconds()
-            _record({
-                "backend": os.environ.get("KERAS_BACKEND"), "test": item.nodeid,
-                "own": after[0] - before[0], "children": after[1] - before[1],
-            })  # fmt: skip
-
-        def pytest_unconfigure(self, config):
-            own, children = _cpu_seconds()
-            _record({
-                "backend": os.environ.get("KERAS_BACKEND"), "process": " ".join(sys.argv[1:]),
-                "own": own, "children": children,
-            })  # fmt: skip
-
-    return SuiteCpu()
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    before = _cpu_seconds()
+    yield
+    after = _cpu_seconds()
+    _record({
+        "backend": os.environ.get("KERAS_BACKEND"), "test": item.nodeid,
+        "own": after[0] - before[0], "children": after[1] - before[1],
+    })  # fmt: skip
 
 
-def pytest_configure(config):
-    config.pluginmanager.register(_plugin(), "suite_cpu_recorder")
+def pytest_unconfigure(config):
+    own, children = _cpu_seconds()
+    _record({
+        "backend": os.environ.get("KERAS_BACKEND"), "process": " ".join(sys.argv[1:]),
+        "own": own, "children": children,
+    })  # fmt: skip
 
 
 def _table(rows, key, limit):

@@ -180,12 +180,9 @@ class TorchStepCompiler:
             # guards would otherwise fail on those outputs and recompile.
             state = _unaliased(state, layout)
             on_gpu = any(x.device.type == "cuda" for x in keras.tree.flatten(state))
-            if COMPILE_BACKEND == "inductor":
-                compiled = torch.compile(
-                    step, dynamic=False, mode="reduce-overhead" if on_gpu else None
-                )
-            else:
-                compiled = torch.compile(step, dynamic=False, backend=COMPILE_BACKEND)
+            # CUDA graphs (``mode``) are Inductor's.
+            mode = "reduce-overhead" if on_gpu and COMPILE_BACKEND == "inductor" else None
+            compiled = torch.compile(step, dynamic=False, backend=COMPILE_BACKEND, mode=mode)
             with torch_recompile_limit(RECOMPILE_LIMIT):
                 going = True
                 while going:
