@@ -8,14 +8,22 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # OpenMP's busy-waiting makes torch many times slower when other work shares
 # the (2) cores, e.g. tf.data threads; must be set before torch is imported.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-# XLA:CPU at LLVM optimisation level 0 (JAX; TensorFlow where it uses XLA):
-# the suite compiles hundreds of tiny programs and runs each a few times, so
-# compile time is most of its time. Same code paths, a cheaper compiler.
-# Subprocesses inherit it. Set before JAX is imported.
-if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (
-        os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0"
-    ).strip()
+# A cheaper XLA:CPU compiler (JAX; TensorFlow where it uses XLA): the suite
+# compiles thousands of small programs and runs each a few times, so compile
+# time is most of its JAX time. LLVM at optimisation level 0, and XLA's
+# older LLVM IR emitters for fusions instead of its MLIR fusion emitters,
+# which take about twice the CPU to compile the suite's programs
+# (benchmarks/README.md, "Test suite"). The same programs, a cheaper
+# compiler. Subprocesses inherit them. Set before JAX is imported; a value
+# set in XLA_FLAGS is kept.
+for _flag, _value in (
+    ("xla_backend_optimization_level", "0"),
+    ("xla_cpu_use_fusion_emitters", "false"),
+):
+    if _flag not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = (
+            os.environ.get("XLA_FLAGS", "") + f" --{_flag}={_value}"
+        ).strip()
 # XLA_FLAGS for a subprocess with two virtual JAX CPU devices, keeping the
 # suite's other XLA flags.
 TWO_JAX_CPU_DEVICES = (
