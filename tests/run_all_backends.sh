@@ -5,7 +5,8 @@
 #   JOBS=1                runs the backends one after another (default: all
 #                         at once; each run is a separate process with its own
 #                         Keras backend, so they share nothing but the CPUs).
-#   TENSORFLOW_PART2="tests/convert", JAX_PART2="tests/cli tests/convert",
+#   TENSORFLOW_PART2="tests/convert tests/export/test_multilingual_export.py
+#   tests/export/test_ensemble_export.py", JAX_PART2="tests/cli tests/convert",
 #   TORCH_PART2="tests/decoding/test_torch_compiled_decode.py"
 #                         (the defaults) when the backends run at once: a
 #                         backend with a PART2 runs its suite in two pytest
@@ -18,6 +19,8 @@
 # longest suites (TensorFlow's, JAX's) in two processes each lets the
 # shorter parts fill the cores while the long ones finish (PyTorch's
 # compiled decode, mostly Inductor's compilation, in a process of its own).
+# TensorFlow's second part also takes its two costliest SavedModel exports,
+# so that its first part does not end alone (benchmarks/README.md).
 # Each backend's output is printed whole when all of its processes have
 # finished; the exit status is 0 when every backend's is.
 # With the processes outnumbering the cores, each runs one compute thread
@@ -34,7 +37,7 @@ export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
 backends=(${BACKENDS:-tensorflow jax torch})
 jobs=${JOBS:-${#backends[@]}}
 declare -A part2=(
-  [tensorflow]="${TENSORFLOW_PART2-tests/convert}"
+  [tensorflow]="${TENSORFLOW_PART2-tests/convert tests/export/test_multilingual_export.py tests/export/test_ensemble_export.py}"
   [jax]="${JAX_PART2-tests/cli tests/convert}"
   [torch]="${TORCH_PART2-tests/decoding/test_torch_compiled_decode.py}"
 )
