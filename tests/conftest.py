@@ -12,7 +12,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # compiles thousands of small programs and runs each a few times, so compile
 # time is most of its JAX time. LLVM at optimisation level 0, and XLA's
 # older LLVM IR emitters for fusions instead of its MLIR fusion emitters,
-# which take about twice the CPU to compile the suite's programs
+# which take about 2.5 times as long to compile the suite's programs
 # (benchmarks/README.md, "Test suite"). The same programs, a cheaper
 # compiler. Subprocesses inherit them. Set before JAX is imported; a value
 # set in XLA_FLAGS is kept.

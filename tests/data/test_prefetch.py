@@ -3,6 +3,8 @@
 look-ahead, the producer's errors raised in the consumer, and a thread that
 stops when the consumer stops."""
 
+import gc
+import sys
 import threading
 import time
 
@@ -91,9 +93,6 @@ def test_depth_must_be_positive(monkeypatch):
     # The refused instance is collected without an error of its own
     # (`__del__` of a half-built instance), which Python would print as
     # "Exception ignored in ...".
-    import gc
-    import sys
-
     unraisable = []
     monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
 
