@@ -42,7 +42,7 @@ RESULT_PREFIXES = (
     "multi30k_", "wmt14_",
     "padding_", "relative_positions_", "startup_", "test_suite_cpu_", "test_suite_time_", "test_time_", "token_check_cost_", "train_op_launches_",
     "train_step_profile_",
-    "train_throughput_",
+    "train_throughput_", "warmup_time_",
 )
 BACKENDS = ("tensorflow", "jax", "torch")
 

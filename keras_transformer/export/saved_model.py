@@ -190,30 +190,76 @@ def _build_module(builder, vocabulary_path):
     return module, functions
 
 
-def _write_warmup_requests(version_dir, signature_name="serving_default", language=None):
-    """Writes ``assets.extra/tf_serving_warmup_requests``: two requests
-    (the first of `WARMUP_SENTENCES`, then all of them) that TF Serving
-    replays when it loads the model, so that the first clients' requests
-    do not wait for its warm-up. ``language``: a multilingual model's
-    ``target_language`` for every warm-up sentence."""
+def _warmup_value(name, spec, sentences, token_ids, language, options):
+    """The warm-up request's value of a signature input (``name``, its
+    ``spec``): the warm-up sentences as sources, sentences and targets, no
+    prefix and no constraint (an empty string is none), the sentences'
+    token ids, ``language`` for each sentence, seed 0, and the export's own
+    value of a runtime option."""
+    count = len(sentences)
+    values = {
+        "sentences": sentences,
+        "sources": sentences,
+        "targets": sentences,
+        "prefixes": [""] * count,
+        "constraints": [[""]] * count,
+        "target_language": [language] * count,
+        "token_ids": token_ids,
+        "seed": 0,
+    }
+    if name in values:
+        value = values[name]
+    else:  # a runtime option of translate_options (SAVED_MODEL_INPUTS)
+        value = getattr(options, name)
+    return tf.make_tensor_proto(value, dtype=spec.dtype)
+
+
+def _write_warmup_requests(version_dir, signatures, tokenizer, options, language=None):
+    """Writes ``assets.extra/tf_serving_warmup_requests``, which TF Serving
+    replays when it loads the model: ``serving_default`` on the first of
+    `WARMUP_SENTENCES`, then a request of all of them to every signature
+    (``signatures``: name -> concrete function). A signature's first request
+    in a server process instantiates its graph, which TensorFlow's graph
+    optimizer rewrites first: several CPU-seconds for each signature
+    (``benchmarks/README.md``, "The first request of each signature"), paid
+    at load rather than by the first client of each signature.
+    ``tokenizer`` gives the token ids of ``translate_token_ids``,
+    ``options`` (the export's `DecodeOptions`) the values of
+    ``translate_options``' inputs, ``language`` a multilingual model's
+    ``target_language``."""
     directory = os.path.join(version_dir, "assets.extra")
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, "tf_serving_warmup_requests")
+    sentences = list(WARMUP_SENTENCES)
+    # Token ids of the non-blank sentences, 0-padded.
+    encoded = tokenizer.encode([text for text in sentences if text])
+    width = max(len(ids) for ids in encoded)
+    token_ids = [ids + [0] * (width - len(ids)) for ids in encoded]
+    requests = [("serving_default", sentences[:1])]
+    requests += [(name, sentences) for name in sorted(signatures, key=_warmup_order)]
     with tf.io.TFRecordWriter(path) as writer:
-        for batch in (list(WARMUP_SENTENCES[:1]), list(WARMUP_SENTENCES)):
+        for name, batch in requests:
             request = predict_pb2.PredictRequest(
-                model_spec=model_pb2.ModelSpec(signature_name=signature_name)
+                model_spec=model_pb2.ModelSpec(signature_name=name)
             )
-            request.inputs["sentences"].CopyFrom(tf.make_tensor_proto(batch, dtype=tf.string))
-            if language is not None:
-                request.inputs["target_language"].CopyFrom(
-                    tf.make_tensor_proto([language] * len(batch), dtype=tf.string)
+            # The signature's inputs: TensorSpecs named as the request's keys
+            # (a method's unused default, a single-language model's
+            # target_language, is None).
+            specs = tf.nest.flatten(signatures[name].structured_input_signature)
+            for spec in (spec for spec in specs if isinstance(spec, tf.TensorSpec)):
+                request.inputs[spec.name].CopyFrom(
+                    _warmup_value(spec.name, spec, batch, token_ids, language, options)
                 )
             log = prediction_log_pb2.PredictionLog(
                 predict_log=prediction_log_pb2.PredictLog(request=request)
             )
             writer.write(log.SerializeToString())
     return path
+
+
+def _warmup_order(name):
+    """``serving_default`` first, then the other signatures by name."""
+    return (name != "serving_default", name)
 
 
 def _check_new_version(version_dir):
@@ -259,7 +305,11 @@ def _export_here(
     save_options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
     tf.saved_model.save(module, version_dir, signatures=signatures, options=save_options)
     if warmup:
-        _write_warmup_requests(version_dir, language=min(languages) if languages else None)
+        _write_warmup_requests(
+            version_dir, signatures,
+            tokenizer if source_tokenizer is None else source_tokenizer, options,
+            language=min(languages) if languages else None,
+        )
     metadata = {
         "beam_size": options.beam_size,
         "alpha": options.alpha,

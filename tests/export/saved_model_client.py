@@ -10,6 +10,40 @@ import subprocess
 import sys
 import textwrap
 
+# The inputs of each signature of a model of one target language.
+PLAIN_INPUTS = {
+    "serving_default": ["sentences"],
+    "translate_nbest": ["sentences"],
+    "translate_token_ids": ["token_ids"],
+    "translate_prefix": ["prefixes", "sources"],
+    "translate_constrained": ["constraints", "sources"],
+    "translate_sample": ["seed", "sentences"],
+    "score": ["sources", "targets"],
+    "translate_options": ["alpha", "min_length", "repetition_penalty", "sentences"],
+}
+
+# For a serving script, after ``loaded``: ``replay_warmup()`` replays the
+# SavedModel's warm-up requests as TF Serving does at load (each signature's
+# first request, which instantiates its graph) and returns, per request,
+# its signature, its input names, its rows and the rows answered.
+WARMUP_REPLAY = textwrap.dedent(
+    """
+    def replay_warmup():
+        from tensorflow_serving.apis import prediction_log_pb2
+        path = sys.argv[1] + "/assets.extra/tf_serving_warmup_requests"
+        replayed = []
+        for record in tf.data.TFRecordDataset(path):
+            log = prediction_log_pb2.PredictionLog.FromString(record.numpy())
+            request = log.predict_log.request
+            inputs = {key: tf.make_ndarray(value) for key, value in request.inputs.items()}
+            name = request.model_spec.signature_name
+            outputs = loaded.signatures[name](**inputs)
+            rows = max(len(value) for value in inputs.values() if value.ndim)
+            replayed.append([name, sorted(inputs), rows, len(outputs["scores"])])
+        return replayed
+    """
+)
+
 SERVE_PRELUDE = textwrap.dedent(
     """
     import json, sys
@@ -37,7 +71,7 @@ SERVE_PRELUDE = textwrap.dedent(
         except tf.errors.InvalidArgumentError as error:
             return error.message
     """
-)
+) + WARMUP_REPLAY
 
 
 def serve(tmp_path, script, version_dir, case):

@@ -18,6 +18,7 @@ import pytest
 import expectations
 from conftest import FIXTURES
 from expectations import assert_same, plain
+from saved_model_client import PLAIN_INPUTS, WARMUP_REPLAY
 
 from keras_transformer.export.saved_model import export_saved_model
 from keras_transformer.models.transformer.translator import Translator
@@ -33,12 +34,16 @@ SERVE = textwrap.dedent(
     import tensorflow_text  # registers the SentencePiece ops
     assert "keras_transformer" not in sys.modules
     loaded = tf.saved_model.load(sys.argv[1])
+    """
+) + WARMUP_REPLAY + textwrap.dedent(
+    """
+    # As TF Serving at load: the warm-up requests first.
+    out = {"warmup": replay_warmup()}
     serve = loaded.signatures["serving_default"]
     cases = json.loads(open(sys.argv[2]).read())
     pairs = cases.pop("_score")
     prefixed = cases.pop("_prefix")
     option_cases = cases.pop("_options")
-    out = {}
 
     def texts(result):
         return {
@@ -267,6 +272,17 @@ def test_export_serves_like_the_translator(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     served = json.loads(result.stdout.strip().splitlines()[-1])
     assert served["keras_transformer_imported"] is False
+    # The warm-up requests: serving_default on one sentence, then every
+    # signature with its own inputs, each answered row for row.
+    with open(os.path.join(version_dir, "assets.extra", "export_config.json")) as f:
+        signatures = json.load(f)["signatures"]
+    names = [name for name, _, _, _ in served["warmup"]]
+    assert names == ["serving_default", "serving_default"] + sorted(
+        set(signatures) - {"serving_default"}
+    )
+    for name, inputs, rows, answered in served["warmup"]:
+        assert inputs == sorted(PLAIN_INPUTS[name]), name
+        assert answered == rows, name
     assert len(served["token_ids"]) == 2
     # Out-of-range ids fail the request instead of wrapping.
     assert len(served["bad_token_ids"]) == 2

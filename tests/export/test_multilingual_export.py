@@ -19,7 +19,7 @@ import keras
 import numpy as np
 import pytest
 from expectations import assert_same, plain
-from saved_model_client import SERVE_PRELUDE, serve
+from saved_model_client import PLAIN_INPUTS, SERVE_PRELUDE, serve
 
 from keras_transformer import Transformer
 from keras_transformer.data import SubwordTokenizer, default_task_splits
@@ -32,18 +32,6 @@ BEAM, ALPHA, EXTRA, MAX_SOURCE = 2, 0.6, 6, 16
 VOCABULARY = 64
 LANGUAGES = ["de", "fr"]
 
-# The inputs of each signature of a model of one target language.
-PLAIN_INPUTS = {
-    "serving_default": ["sentences"],
-    "translate_nbest": ["sentences"],
-    "translate_token_ids": ["token_ids"],
-    "translate_prefix": ["prefixes", "sources"],
-    "translate_constrained": ["constraints", "sources"],
-    "translate_sample": ["seed", "sentences"],
-    "score": ["sources", "targets"],
-    "translate_options": ["alpha", "min_length", "repetition_penalty", "sentences"],
-}
-
 SERVE = SERVE_PRELUDE + textwrap.dedent(
     """
 
@@ -51,6 +39,8 @@ SERVE = SERVE_PRELUDE + textwrap.dedent(
     languages = strings(case["languages"])
     call = lambda name, **inputs: plain(loaded.signatures[name](**inputs))
     out = {
+        # As TF Serving at load: the warm-up requests first.
+        "warmup": replay_warmup(),
         "inputs": {
             name: sorted(function.structured_input_signature[1])
             for name, function in loaded.signatures.items()
@@ -198,16 +188,27 @@ def test_multilingual_export_serves_like_the_translator(language_tag, tmp_path):
     from tensorflow_serving.apis import prediction_log_pb2
 
     warmup = os.path.join(version_dir, "assets.extra", "tf_serving_warmup_requests")
-    requests = []
+    requests = {}
     for record in tf.data.TFRecordDataset(warmup):
-        log = prediction_log_pb2.PredictionLog.FromString(record.numpy())
-        inputs = log.predict_log.request.inputs
-        requests.append(
-            [len(tf.make_ndarray(inputs[key])) for key in ("sentences", "target_language")]
-        )
-    assert requests and all(count == languages for count, languages in requests)
+        request = prediction_log_pb2.PredictionLog.FromString(record.numpy()).predict_log.request
+        inputs = {key: tf.make_ndarray(value) for key, value in request.inputs.items()}
+        requests[request.model_spec.signature_name] = inputs
+    # One request (at least) per signature; each text signature's gives a
+    # language per sentence, translate_token_ids' none.
+    assert sorted(requests) == sorted(PLAIN_INPUTS)
+    for name, inputs in requests.items():
+        if name == "translate_token_ids":
+            assert sorted(inputs) == PLAIN_INPUTS[name]
+            continue
+        assert sorted(inputs) == sorted(PLAIN_INPUTS[name] + ["target_language"]), name
+        text = inputs["sentences" if "sentences" in inputs else "sources"]
+        assert list(inputs["target_language"]) == [b"de"] * len(text), name
     served = serve(tmp_path, SERVE, version_dir, CASE)
     assert served["keras_transformer_imported"] is False
+    assert [name for name, _, _, _ in served["warmup"]][1:] == sorted(
+        PLAIN_INPUTS, key=lambda name: (name != "serving_default", name)
+    )
+    assert all(answered == rows for _, _, rows, answered in served["warmup"]), served["warmup"]
     # target_language comes after the other inputs of every text signature;
     # translate_token_ids takes ids that carry their tag already.
     expected_inputs = {
