@@ -22,10 +22,17 @@ PLAIN_INPUTS = {
     "translate_options": ["alpha", "min_length", "repetition_penalty", "sentences"],
 }
 
+# The signatures of the export's warm-up requests, in order: serving_default
+# on one sentence, then every signature on all the warm-up sentences.
+WARMUP_SIGNATURES = ["serving_default", "serving_default"] + sorted(
+    set(PLAIN_INPUTS) - {"serving_default"}
+)
+
 # For a serving script, after ``loaded``: ``replay_warmup()`` replays the
 # SavedModel's warm-up requests as TF Serving does at load (each signature's
 # first request, which instantiates its graph) and returns, per request,
-# its signature, its input names, its rows and the rows answered.
+# its signature, its input names, its rows (sentences or id rows), the rows
+# answered and its ``target_language`` values (None without one).
 WARMUP_REPLAY = textwrap.dedent(
     """
     def replay_warmup():
@@ -38,8 +45,14 @@ WARMUP_REPLAY = textwrap.dedent(
             inputs = {key: tf.make_ndarray(value) for key, value in request.inputs.items()}
             name = request.model_spec.signature_name
             outputs = loaded.signatures[name](**inputs)
-            rows = max(len(value) for value in inputs.values() if value.ndim)
-            replayed.append([name, sorted(inputs), rows, len(outputs["scores"])])
+            rows = max(
+                len(value) for key, value in inputs.items()
+                if value.ndim and key != "target_language"
+            )
+            languages = inputs.get("target_language")
+            if languages is not None:
+                languages = [language.decode("utf-8") for language in languages]
+            replayed.append([name, sorted(inputs), rows, len(outputs["scores"]), languages])
         return replayed
     """
 )

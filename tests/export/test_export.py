@@ -18,7 +18,7 @@ import pytest
 import expectations
 from conftest import FIXTURES
 from expectations import assert_same, plain
-from saved_model_client import PLAIN_INPUTS, WARMUP_REPLAY
+from saved_model_client import PLAIN_INPUTS, WARMUP_REPLAY, WARMUP_SIGNATURES
 
 from keras_transformer.export.saved_model import export_saved_model
 from keras_transformer.models.transformer.translator import Translator
@@ -274,15 +274,10 @@ def test_export_serves_like_the_translator(tmp_path):
     assert served["keras_transformer_imported"] is False
     # The warm-up requests: serving_default on one sentence, then every
     # signature with its own inputs, each answered row for row.
-    with open(os.path.join(version_dir, "assets.extra", "export_config.json")) as f:
-        signatures = json.load(f)["signatures"]
-    names = [name for name, _, _, _ in served["warmup"]]
-    assert names == ["serving_default", "serving_default"] + sorted(
-        set(signatures) - {"serving_default"}
-    )
-    for name, inputs, rows, answered in served["warmup"]:
+    assert [name for name, *_ in served["warmup"]] == WARMUP_SIGNATURES
+    for name, inputs, rows, answered, languages in served["warmup"]:
         assert inputs == sorted(PLAIN_INPUTS[name]), name
-        assert answered == rows, name
+        assert answered == rows and languages is None, name
     assert len(served["token_ids"]) == 2
     # Out-of-range ids fail the request instead of wrapping.
     assert len(served["bad_token_ids"]) == 2

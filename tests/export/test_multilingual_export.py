@@ -19,7 +19,7 @@ import keras
 import numpy as np
 import pytest
 from expectations import assert_same, plain
-from saved_model_client import PLAIN_INPUTS, SERVE_PRELUDE, serve
+from saved_model_client import PLAIN_INPUTS, SERVE_PRELUDE, WARMUP_SIGNATURES, serve
 
 from keras_transformer import Transformer
 from keras_transformer.data import SubwordTokenizer, default_task_splits
@@ -183,32 +183,19 @@ def test_multilingual_export_serves_like_the_translator(language_tag, tmp_path):
         config = json.load(f)
     assert config["language_tag"] == language_tag
     assert config["languages"] == {"de": 4, "fr": 5}
-    # TF Serving replays the warm-up requests: they give target_language.
-    import tensorflow as tf
-    from tensorflow_serving.apis import prediction_log_pb2
-
-    warmup = os.path.join(version_dir, "assets.extra", "tf_serving_warmup_requests")
-    requests = {}
-    for record in tf.data.TFRecordDataset(warmup):
-        request = prediction_log_pb2.PredictionLog.FromString(record.numpy()).predict_log.request
-        inputs = {key: tf.make_ndarray(value) for key, value in request.inputs.items()}
-        requests[request.model_spec.signature_name] = inputs
-    # One request (at least) per signature; each text signature's gives a
-    # language per sentence, translate_token_ids' none.
-    assert sorted(requests) == sorted(PLAIN_INPUTS)
-    for name, inputs in requests.items():
-        if name == "translate_token_ids":
-            assert sorted(inputs) == PLAIN_INPUTS[name]
-            continue
-        assert sorted(inputs) == sorted(PLAIN_INPUTS[name] + ["target_language"]), name
-        text = inputs["sentences" if "sentences" in inputs else "sources"]
-        assert list(inputs["target_language"]) == [b"de"] * len(text), name
     served = serve(tmp_path, SERVE, version_dir, CASE)
     assert served["keras_transformer_imported"] is False
-    assert [name for name, _, _, _ in served["warmup"]][1:] == sorted(
-        PLAIN_INPUTS, key=lambda name: (name != "serving_default", name)
-    )
-    assert all(answered == rows for _, _, rows, answered in served["warmup"]), served["warmup"]
+    # TF Serving replays the warm-up requests, one per signature (after
+    # serving_default on one sentence), each answered row for row: each text
+    # signature's gives a language per sentence, translate_token_ids' none.
+    assert [name for name, *_ in served["warmup"]] == WARMUP_SIGNATURES
+    for name, inputs, rows, answered, languages in served["warmup"]:
+        assert answered == rows, name
+        if name == "translate_token_ids":
+            assert inputs == PLAIN_INPUTS[name] and languages is None
+            continue
+        assert inputs == sorted(PLAIN_INPUTS[name] + ["target_language"]), name
+        assert languages == ["de"] * rows, name
     # target_language comes after the other inputs of every text signature;
     # translate_token_ids takes ids that carry their tag already.
     expected_inputs = {
